@@ -1,0 +1,233 @@
+"""Offline dependency wiring: every external repository this project needs, with no download.
+
+Bazel here is Debian's bazel-bootstrap (4.2.3, WORKSPACE mode) on a machine with no internet, so
+nothing may be fetched. Three Bazel rule sets come from distribution folders, and every C++ library
+comes from the system through pkg-config, which finds Debian's -dev packages and Homebrew's formulae
+alike. A missing piece fails with one line that names the package to install.
+"""
+
+# Where distributions install the rule sets. An environment variable overrides the search, for a
+# machine that keeps them elsewhere.
+_RULES_JAVA_CANDIDATES = [
+    "/usr/share/bazel/rules/java",
+    "/opt/homebrew/share/bazel/rules/java",
+    "/usr/local/share/bazel/rules/java",
+]
+_RULES_CC_CANDIDATES = [
+    "/usr/share/bazel/rules/cc",
+    "/opt/homebrew/share/bazel/rules/cc",
+    "/usr/local/share/bazel/rules/cc",
+]
+
+# Files of Debian's rules_cc 0.0.4 that call use_cpp_toolchain(), which Bazel 4 lacks. The call only
+# selects the C++ toolchain type, which Bazel 4 already resolves through the legacy attribute.
+_RULES_CC_PATCHED = [
+    "cc/private/rules_impl/compiler_flag.bzl",
+    "cc/private/rules_impl/cc_flags_supplier.bzl",
+]
+
+def _find_dir(rctx, env_name, candidates, package):
+    override = rctx.os.environ.get(env_name, "")
+    search = [override] if override else candidates
+    for c in search:
+        if rctx.path(c).exists:
+            return rctx.path(c)
+    fail("missing %s: install it (Debian: apt-get install %s), or set %s to its folder" %
+         (package, package, env_name))
+
+def _list_files(rctx, root):
+    res = rctx.execute(["find", str(root), "-type", "f"])
+    if res.return_code != 0:
+        fail("cannot list %s: %s" % (root, res.stderr))
+    prefix = str(root) + "/"
+    return [line[len(prefix):] for line in res.stdout.splitlines() if line.startswith(prefix)]
+
+def _distribution_rules_java_impl(rctx):
+    src = _find_dir(rctx, "RULES_JAVA_PATH", _RULES_JAVA_CANDIDATES, "bazel-rules-java")
+    for f in _list_files(rctx, src):
+        rctx.symlink(rctx.path(str(src) + "/" + f), f)
+
+distribution_rules_java = repository_rule(
+    implementation = _distribution_rules_java_impl,
+    environ = ["RULES_JAVA_PATH"],
+    local = True,
+    doc = "rules_java from the distribution's folder (Debian: bazel-rules-java), used as is.",
+)
+
+def _distribution_rules_cc_impl(rctx):
+    src = _find_dir(rctx, "RULES_CC_PATH", _RULES_CC_CANDIDATES, "bazel-rules-cc")
+    for f in _list_files(rctx, src):
+        path = rctx.path(str(src) + "/" + f)
+        if f in _RULES_CC_PATCHED:
+            text = rctx.read(path)
+            text = text.replace(', "use_cpp_toolchain")', ")")
+            text = text.replace("toolchains = use_cpp_toolchain(),", "")
+            rctx.file(f, text, executable = False)
+        elif f == "MODULE.bazel":
+            continue  # bzlmod metadata: meaningless to Bazel 4 in WORKSPACE mode.
+        else:
+            rctx.symlink(path, f)
+
+distribution_rules_cc = repository_rule(
+    implementation = _distribution_rules_cc_impl,
+    environ = ["RULES_CC_PATH"],
+    local = True,
+    doc = "rules_cc from the distribution's folder (Debian: bazel-rules-cc), made loadable by Bazel 4.",
+)
+
+_COVERAGE_BUILD = """\
+# Bazel asks for this repository even when coverage is off. Coverage merging is not part of this
+# project's workflow, so the two filegroups Bazel needs are present and empty.
+filegroup(name = "coverage_report_generator", srcs = [], visibility = ["//visibility:public"])
+filegroup(name = "lcov_merger", srcs = [], visibility = ["//visibility:public"])
+"""
+
+def _local_coverage_tools_impl(rctx):
+    rctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % rctx.name)
+    rctx.file("BUILD", _COVERAGE_BUILD)
+
+local_coverage_tools = repository_rule(
+    implementation = _local_coverage_tools_impl,
+    doc = "The remote_coverage_tools repository Bazel expects, made locally.",
+)
+
+# ---------------------------------------------------------------------------------------------
+# System C++ libraries through pkg-config.
+
+_SYSTEM_INCLUDE_DIRS = ["/usr/include", "/usr/local/include"]
+
+def _pkg_config(rctx, args, module, install_hint):
+    res = rctx.execute(["pkg-config"] + args + [module])
+    if res.return_code != 0:
+        fail("missing system library '%s' (pkg-config %s): install %s" %
+             (module, module, install_hint))
+    return [t for t in res.stdout.strip().split(" ") if t]
+
+def _system_library_impl(rctx):
+    if rctx.which("pkg-config") == None:
+        fail("missing pkg-config: install it (Debian: apt-get install pkg-config; macOS: brew install pkg-config)")
+    rctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % rctx.name)
+    hint = "%s (Debian) or brew install %s (macOS); platforms/setup.sh installs everything" % (
+        "apt-get install " + rctx.attr.debian_package,
+        rctx.attr.brew_formula,
+    )
+    include_dirs = {}
+    lines = [
+        "# Generated by //platforms:deps.bzl from pkg-config; do not edit.",
+        "package(default_visibility = [\"//visibility:public\"])",
+        "",
+    ]
+    for target, modules in rctx.attr.targets.items():
+        linkopts = []
+        defines = []
+        includes = []
+        for module in modules:
+            for flag in _pkg_config(rctx, ["--cflags"], module, hint):
+                if flag.startswith("-I"):
+                    d = flag[2:]
+                    if d in _SYSTEM_INCLUDE_DIRS:
+                        continue
+                    if d not in include_dirs:
+                        include_dirs[d] = "include_%d" % len(include_dirs)
+                        rctx.symlink(d, include_dirs[d])
+                    if include_dirs[d] not in includes:
+                        includes.append(include_dirs[d])
+                elif flag.startswith("-D"):
+                    if flag[2:] not in defines:
+                        defines.append(flag[2:])
+            for flag in _pkg_config(rctx, ["--libs"], module, hint):
+                if flag not in linkopts:
+                    linkopts.append(flag)
+        lines.append("cc_library(")
+        lines.append("    name = %r," % target)
+        if includes:
+            lines.append("    hdrs = glob([%s], allow_empty = True)," %
+                         ", ".join(["\"%s/**\"" % i for i in includes]))
+            lines.append("    includes = %r," % includes)
+        lines.append("    defines = %r," % defines)
+        lines.append("    linkopts = %r," % linkopts)
+        lines.append(")")
+        lines.append("")
+    rctx.file("BUILD", "\n".join(lines))
+
+system_library = repository_rule(
+    implementation = _system_library_impl,
+    attrs = {
+        "targets": attr.string_list_dict(
+            mandatory = True,
+            doc = "cc_library name -> pkg-config modules it links",
+        ),
+        "debian_package": attr.string(mandatory = True),
+        "brew_formula": attr.string(mandatory = True),
+    },
+    environ = ["PKG_CONFIG_PATH"],
+    local = True,
+    doc = "A C++ library found on the system by pkg-config, as cc_library targets.",
+)
+
+_ABSL_MODULES = [
+    "absl_status",
+    "absl_statusor",
+    "absl_strings",
+    "absl_str_format",
+    "absl_time",
+    "absl_synchronization",
+    "absl_flat_hash_map",
+    "absl_flat_hash_set",
+    "absl_flags",
+    "absl_flags_parse",
+    "absl_flags_usage",
+    "absl_cleanup",
+    "absl_span",
+    "absl_random_random",
+    "absl_hash",
+]
+
+def project_dependencies():
+    """Declares every external repository. Called from WORKSPACE; downloads nothing."""
+    distribution_rules_java(name = "rules_java")
+    distribution_rules_cc(name = "rules_cc")
+    local_coverage_tools(name = "remote_coverage_tools")
+
+    system_library(
+        name = "gtest",
+        targets = {
+            "gtest": ["gtest", "gmock"],
+            "gtest_main": ["gtest", "gmock", "gtest_main"],
+        },
+        debian_package = "libgtest-dev libgmock-dev",
+        brew_formula = "googletest",
+    )
+    system_library(
+        name = "absl",
+        targets = {"absl": _ABSL_MODULES},
+        debian_package = "libabsl-dev",
+        brew_formula = "abseil",
+    )
+    system_library(
+        name = "re2",
+        targets = {"re2": ["re2"]},
+        debian_package = "libre2-dev",
+        brew_formula = "re2",
+    )
+    system_library(
+        name = "nlohmann_json",
+        targets = {"nlohmann_json": ["nlohmann_json"]},
+        debian_package = "nlohmann-json3-dev",
+        brew_formula = "nlohmann-json",
+    )
+    system_library(
+        name = "libseccomp",
+        targets = {"libseccomp": ["libseccomp"]},
+        debian_package = "libseccomp-dev",
+        brew_formula = "libseccomp",
+    )
+    system_library(
+        name = "benchmark",
+        targets = {
+            "benchmark": ["benchmark"],
+            "benchmark_main": ["benchmark", "benchmark_main"],
+        },
+        debian_package = "libbenchmark-dev",
+        brew_formula = "google-benchmark",
+    )
