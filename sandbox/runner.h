@@ -1,0 +1,80 @@
+// The subprocess runner: the only way code here starts a process.
+//
+// A command runs from an argv (never a shell string) in its own session and process group, with
+// rlimits from a table applied between fork and exec, every fd but 0, 1, 2 closed, and an explicit
+// environment. A wall-clock timeout, separate from CPU time, sends SIGTERM to the whole group, waits a
+// grace period, then SIGKILLs it; the runner always reaps, so no zombie or orphan of the group is left.
+// stdout and stderr stream through byte caps: past a cap the runner keeps draining and counting, so the
+// child never blocks, and the result says `truncated` with the total seen. A failure between fork and
+// exec ("exec failed: No such file or directory", "setrlimit(RLIMIT_AS) failed") reaches the caller as
+// an error with its errno, never as a bare exit status 127.
+//
+// Thread-safety: Run may be called from several threads at once.
+#ifndef SANDBOX_RUNNER_H_
+#define SANDBOX_RUNNER_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace sandbox {
+
+// Per-process limits (setrlimit). A limit left unset is not applied.
+struct Limits {
+  std::optional<uint64_t> cpu_seconds = 10;                    // RLIMIT_CPU soft; hard = soft + 1.
+  std::optional<uint64_t> file_size_bytes = 64ull << 20;       // RLIMIT_FSIZE.
+  std::optional<uint64_t> open_files = 256;                    // RLIMIT_NOFILE.
+  std::optional<uint64_t> address_space_bytes;                 // RLIMIT_AS (optional).
+  std::optional<uint64_t> processes;                           // RLIMIT_NPROC (optional; not for root).
+  // RLIMIT_CORE is always 0: a crashing child never writes a core into the workspace.
+};
+
+struct RunRequest {
+  std::vector<std::string> argv;  // argv[0] is resolved on PATH of `env` if it has no '/'.
+  std::string cwd;                // Absolute; the caller resolves it inside the workspace.
+  // The child's whole environment. Unset: a minimal default (PATH, HOME=cwd, LANG=C.UTF-8).
+  std::optional<std::map<std::string, std::string>> env;
+  std::optional<std::string> stdin_data;  // Unset: stdin is /dev/null.
+  absl::Duration wall_timeout = absl::Seconds(30);
+  absl::Duration kill_grace = absl::Seconds(2);  // SIGTERM -> SIGKILL.
+  uint64_t stdout_cap = 1 << 20;
+  uint64_t stderr_cap = 1 << 20;
+  Limits limits;
+};
+
+struct StreamCapture {
+  std::string data;       // At most the cap.
+  bool truncated = false;
+  uint64_t total_bytes = 0;  // Everything the child wrote, kept or not.
+};
+
+struct RunResult {
+  std::optional<int> exit_code;    // Set when the child exited.
+  std::optional<int> term_signal;  // Set when a signal ended it.
+  bool timed_out = false;          // The wall timeout fired.
+  absl::Duration wall_time;
+  absl::Duration user_cpu;
+  absl::Duration system_cpu;
+  int64_t peak_rss_kb = 0;
+  pid_t pid = -1;
+  pid_t pgid = -1;
+  StreamCapture out;
+  StreamCapture err;
+  std::vector<std::string> limits_in_force;  // e.g. "RLIMIT_CPU=10:11".
+  std::vector<std::string> layers_in_force;  // e.g. "session", "process_group", "rlimits".
+};
+
+// Runs the command to completion (or timeout). Errors: EINVAL for a bad request, ENOENT/EPERM when
+// exec fails, EIO/ETRANSIENT for fork/pipe failures; a non-zero exit status is not an error.
+absl::StatusOr<RunResult> Run(const RunRequest& request);
+
+}  // namespace sandbox
+
+#endif  // SANDBOX_RUNNER_H_
