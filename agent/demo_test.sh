@@ -122,6 +122,21 @@ expect_usage_error "tool bad flag" "$tool" --nope
 check "run_demo --help exits 0" "$run_demo" --help
 check "tool --help exits 0" "$tool" --help
 
+set +e
+"$run_demo" --trace=/nonexistent-dir/t.jsonl --workspace="$tmp/loop-ws" >/dev/null 2>"$tmp/start.err"
+rc=$?
+set -e
+check "run_demo unwritable trace: exit 1" test "$rc" -eq 1
+check "run_demo unwritable trace: names the file" grep -q "/nonexistent-dir/t.jsonl" "$tmp/start.err"
+mkdir -p "$tmp/project"
+echo "precious" >"$tmp/project/notes.txt"
+set +e
+"$run_demo" --workspace="$tmp/project" --trace="$tmp/p.jsonl" >/dev/null 2>"$tmp/project.err"
+rc=$?
+set -e
+check "run_demo refuses a non-demo directory" test "$rc" -eq 1
+check "run_demo left the project alone" test ! -e "$tmp/project/calc.sh"
+
 # ---- the single-tool command ----
 "$tool" --workspace="$tmp/good-ws" fs.read '{"path": "calc.sh"}' >"$tmp/tool.out"
 check "tool fs.read ok with a sha256 ref" jq -e '.ok and (.refs[0].sha256 | length == 64)' "$tmp/tool.out"

@@ -17,6 +17,9 @@
 // budget columns are null for the run_start and run_end lines, so command 1 prints one extra
 // "2 null" row and command 3 two empty rows; `select(.type == "step")` gives the step lines alone.
 // Selections on `.step` or `.result` (command 2, the CI's jq -e checks) match step lines only.
+// Debian 12's jq 1.6 takes `jq -e`'s exit status from the last input line alone, which is run_end, so
+// `jq -e 'select(<step filter>)' TRACE` prints the match yet exits 4; assert with
+// `jq -e -s 'any(.[]; <step filter>)' TRACE` instead (agent/demo_test.sh does).
 //
 // Thread-safety: a TraceWriter is used by one run on one thread.
 #ifndef AGENT_TRACE_H_
