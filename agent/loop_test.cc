@@ -225,6 +225,8 @@ TEST_F(LoopTest, TraceHasHeaderStepsAndFooterWithRunIdAndVersion) {
   EXPECT_EQ(lines[1]["budget_before"], json({{"steps_left", 2}, {"tools_left", 10}}));
   EXPECT_EQ(lines[2]["budget_before"], json({{"steps_left", 1}, {"tools_left", 9}}));
   EXPECT_TRUE(lines[1]["duration_ms"].is_number());
+  EXPECT_TRUE(lines[1]["started_at"].is_string());
+  EXPECT_EQ(lines[1]["fingerprint"].get<std::string>().size(), 64u);
   EXPECT_EQ(lines[1]["result"]["ok"], true);
 }
 

@@ -6,7 +6,8 @@
 // several runs can share one file (issue 8 groups by run_id):
 //   run_start: run_id, started_at, goal, policy, budgets{max_steps, max_tool_calls},
 //              no_progress_window, tools[], workspace
-//   step:      step, decision{tool, args}, result (the envelope), duration_ms,
+//   step:      step, decision{tool, args}, result (the envelope), started_at (RFC 3339, ms; the
+//              result's observed_at is the end), duration_ms (the tool call, to the microsecond),
 //              budget_before{steps_left, tools_left} (what was left before this step spent anything),
 //              state (the snapshot after the state update: files, world_version, done, answer, steps,
 //              tool_calls, messages), fingerprint
