@@ -56,7 +56,7 @@ absl::Status OpenError(int err, absl::string_view rel) {
       return MakeError(ErrorCode::kENOENT, absl::StrCat("no such file: ", Quote(rel)));
     case ENOTDIR:
       return MakeError(ErrorCode::kENOENT,
-                       absl::StrCat("not a directory: a parent of ", Quote(rel), " is a file"));
+                       absl::StrCat("not a directory: a component of ", Quote(rel), " is a file"));
     case EISDIR:
       return MakeError(ErrorCode::kEINVAL, absl::StrCat("is a directory: ", Quote(rel)));
     default:
@@ -404,7 +404,9 @@ absl::StatusOr<std::vector<FileEntry>> Workspace::ListFiles() const {
         errno = 0;  // Unaddressable, or gone since readdir: not listed.
         continue;
       }
-      if (S_ISDIR(st.st_mode) && !excluded(name)) {
+      if (excluded(name)) {
+        // Left out, whatever it is.
+      } else if (S_ISDIR(st.st_mode)) {
         dirs.push_back(child);
       } else if (S_ISREG(st.st_mode) && !absl::StartsWith(name, kTempPrefix)) {
         files.push_back(FileEntry{child, static_cast<uint64_t>(st.st_size)});

@@ -211,7 +211,7 @@ TEST_F(LexicalTest, LongPathsAreInvalidNotCrashes) {
   auto result = ws_->CheckRelative(too_long);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(Code(result.status()), ErrorCode::kEINVAL);
-  EXPECT_THAT(std::string(result.status().message()), StartsWith("path too long: 4097 bytes > 4096"));
+  EXPECT_THAT(std::string(result.status().message()), StartsWith("path too long: 4096 bytes > 4095"));
   EXPECT_LT(result.status().message().size(), 200u) << "the message must not echo 4 KB";
   EXPECT_EQ(Code(ws_->ReadFile(too_long, 10).status()), ErrorCode::kEINVAL);
 
@@ -417,6 +417,19 @@ TEST_P(WorkspacePolicyTest, ResolveMustExist) {
   EXPECT_EQ(*ws_->Resolve("./dir//nested.txt", true), tree_.root + "/dir/nested.txt");
 }
 
+TEST_P(WorkspacePolicyTest, PathAtTheLengthLimitWorksEndToEnd) {
+  // 2047 nested directories: "d/d/.../d/xy" is exactly kMaxPathBytes, which openat2 takes whole.
+  std::string deep;
+  while (deep.size() + 2 + 3 <= kMaxPathBytes) deep += "d/";
+  deep += std::string(kMaxPathBytes - deep.size(), 'x');
+  ASSERT_EQ(deep.size(), kMaxPathBytes);
+  ASSERT_TRUE(ws_->WriteFileAtomic(deep, "deep").ok());
+  auto read = ws_->ReadFile(deep, 10);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, "deep");
+  EXPECT_EQ(Code(ws_->ReadFile(deep + "x", 10).status()), ErrorCode::kEINVAL);
+}
+
 TEST_P(WorkspacePolicyTest, ReadOverTheCapIsEfbigWithAHint) {
   PutFile(tree_.root + "/big.txt", std::string(1000, 'b'));
   auto read = ws_->ReadFile("big.txt", 999);
@@ -464,8 +477,8 @@ TEST_P(WorkspacePolicyTest, FailedWriteLeavesNoTempAndTouchesNothing) {
   auto status = ws_->WriteFileAtomic("inside.txt/child.txt", "x");
   EXPECT_EQ(Code(status), ErrorCode::kENOENT) << status;
   EXPECT_EQ(GetFile(tree_.root + "/inside.txt"), "inside");
-  // The target is a non-empty directory: the rename fails after the temp file was written; the
-  // temp file is removed and the directory untouched.
+  // The target is a directory: refused before a temporary file exists; the directory untouched.
+  // (A failure after the temporary file exists is the RLIMIT_FSIZE test below.)
   status = ws_->WriteFileAtomic("dir", "x");
   EXPECT_EQ(Code(status), ErrorCode::kEINVAL) << status;
   EXPECT_EQ(GetFile(tree_.root + "/dir/nested.txt"), "nested");
@@ -534,6 +547,9 @@ TEST_P(WorkspacePolicyTest, ListFilesIsSortedSkipsExcludesAndNeverFollowsLinks) 
   MakeDir(tree_.root + "/dir/sub/.git");
   PutFile(tree_.root + "/dir/sub/.git/config", "x");
   PutFile(tree_.root + "/dir/sub/b.txt", "bb");
+  MakeDir(tree_.root + "/dir/wt");
+  PutFile(tree_.root + "/dir/wt/.git", "gitdir: /elsewhere");  // A worktree's .git is a file.
+  PutFile(tree_.root + "/dir/wt/c.txt", "ccc");
   PutFile(tree_.root + "/a.txt", "a");
   PutFile(tree_.root + "/.sbtmp.0123456789abcdef", "half-written");
   PutFile(tree_.root + "/back\\slash", "unaddressable");
@@ -544,7 +560,8 @@ TEST_P(WorkspacePolicyTest, ListFilesIsSortedSkipsExcludesAndNeverFollowsLinks) 
   auto files = ws_->ListFiles();
   ASSERT_TRUE(files.ok()) << files.status();
   const std::vector<FileEntry> want = {
-      {"a.txt", 1}, {"dir/nested.txt", 6}, {"dir/sub/b.txt", 2}, {"inside.txt", 6}};
+      {"a.txt", 1}, {"dir/nested.txt", 6}, {"dir/sub/b.txt", 2}, {"dir/wt/c.txt", 3},
+      {"inside.txt", 6}};
   EXPECT_EQ(*files, want);
 }
 
