@@ -68,7 +68,7 @@ std::vector<std::string> SplitPath(absl::string_view path) {
   return absl::StrSplit(path, '/', absl::SkipEmpty());
 }
 
-absl::StatusOr<std::string> ReadLinkAt(const std::string& path) {
+absl::StatusOr<std::string> ReadLink(const std::string& path) {
   std::string target(PATH_MAX + 1, '\0');
   const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
   if (n < 0) return ErrnoError(errno, absl::StrCat("readlink(", Quote(path), ")"));
@@ -100,7 +100,6 @@ absl::Status WriteAll(int fd, absl::string_view data, absl::string_view what) {
   }
   return absl::OkStatus();
 }
-
 
 std::string TempName() {
   absl::BitGen gen;
@@ -251,7 +250,7 @@ absl::StatusOr<std::string> Workspace::Resolve(absl::string_view rel, bool must_
       continue;
     }
     if (++hops > kMaxSymlinkHops) return Denied("too many levels of symbolic links", rel);
-    SB_ASSIGN_OR_RETURN(const std::string target, ReadLinkAt(candidate));
+    SB_ASSIGN_OR_RETURN(const std::string target, ReadLink(candidate));
     if (absl::StartsWith(target, "/")) real.clear();
     std::vector<std::string> target_parts = SplitPath(target);
     pending.insert(pending.begin(), target_parts.begin(), target_parts.end());
@@ -363,7 +362,10 @@ absl::Status Workspace::WriteFileAtomic(absl::string_view rel, absl::string_view
   const std::string leaf = slash == std::string::npos ? norm : norm.substr(slash + 1);
 
   RawOpen dir = OpenRaw(root_fd_->get(), options_.strategy, parent, O_RDONLY | O_DIRECTORY, 0);
-  if (dir.err == ENOENT) dir = internal::MakeDirsBeneath(root_fd_->get(), parent);
+  if (dir.err == ENOENT) {
+    dir = internal::MakeDirsBeneath(root_fd_->get(), parent);
+    if (dir.err != 0) dir.err = internal::ExplainOpenError(root_fd_->get(), parent, dir.err);
+  }
   if (dir.err != 0) return OpenError(dir.err, rel);
   // From here on every name is one component relative to this fd: nothing is resolved again.
   const int dir_fd = dir.fd.get();
