@@ -425,7 +425,8 @@ absl::StatusOr<std::vector<FileEntry>> Workspace::ListFiles() const {
         // Left out, whatever it is.
       } else if (S_ISDIR(st.st_mode)) {
         dirs.push_back(child);
-      } else if (S_ISREG(st.st_mode) && !absl::StartsWith(name, kTempPrefix)) {
+      } else if (S_ISREG(st.st_mode) && !absl::StartsWith(name, kTempPrefix) &&
+                 (st.st_nlink == 1 || options_.allow_hard_links)) {
         files.push_back(FileEntry{child, static_cast<uint64_t>(st.st_size)});
       }
       errno = 0;

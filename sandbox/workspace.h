@@ -126,8 +126,9 @@ class Workspace {
   absl::Status WriteFileAtomic(absl::string_view rel, absl::string_view data) const;
 
   // Every regular file beneath the root, sorted by path (bytewise), leaving out the excluded
-  // directories at any depth, symlinks (never followed), special files, names the lexical policy
-  // refuses, and temporary files of an interrupted WriteFileAtomic.
+  // names at any depth, symlinks (never followed), special files, names the lexical policy
+  // refuses, files with several hard links (unless allowed), and temporary files of an
+  // interrupted WriteFileAtomic: every listed path can be read.
   absl::StatusOr<std::vector<FileEntry>> ListFiles() const;
 
  private:

@@ -560,12 +560,16 @@ TEST_P(WorkspacePolicyTest, ListFilesIsSortedSkipsExcludesAndNeverFollowsLinks) 
   Symlink(tree_.outside + "/secret.txt", tree_.root + "/filelink");
   Symlink("dir", tree_.root + "/inlink");
   ASSERT_EQ(::mkfifo((tree_.root + "/fifo").c_str(), 0644), 0);
+  ASSERT_EQ(::link((tree_.outside + "/f").c_str(), (tree_.root + "/hard").c_str()), 0);
   auto files = ws_->ListFiles();
   ASSERT_TRUE(files.ok()) << files.status();
   const std::vector<FileEntry> want = {
       {"a.txt", 1}, {"dir/nested.txt", 6}, {"dir/sub/b.txt", 2}, {"dir/wt/c.txt", 3},
       {"inside.txt", 6}};
   EXPECT_EQ(*files, want);
+  for (const FileEntry& entry : *files) {
+    EXPECT_TRUE(ws_->ReadFile(entry.path, 100).ok()) << "listed but unreadable: " << entry.path;
+  }
 }
 
 // The race the header promises to win: a path flips between a regular file or directory inside and
