@@ -75,6 +75,10 @@ TEST_F(EgressTest, AllowedHostReturnsTheCheckedAddress) {
   ASSERT_TRUE(http.ok()) << http.status();
   EXPECT_EQ(http->port, 8080);
   EXPECT_EQ(policy.Check("http://example.com")->port, 80);
+  auto dotted = policy.Check("http://example.com.:8443/");
+  ASSERT_TRUE(dotted.ok()) << dotted.status();
+  EXPECT_EQ(dotted->host, "example.com");
+  EXPECT_EQ(dotted->port, 8443);
 }
 
 TEST_F(EgressTest, AllowlistIsExactNoSubdomainsNoWildcards) {
