@@ -91,6 +91,7 @@ void RunLoopOrThrow(const ToolCaller& registry, Policy& policy, State& state, Tr
                        {"max_tool_calls", state.control.max_tool_calls}};
   header["no_progress_window"] = options.no_progress_window;
   header["tools"] = registry.Names();
+  header["state"] = state.Snapshot();  // Where replay starts from.
   bool trace_ok = write("run_start", std::move(header));
 
   NoProgressDetector detector(options.no_progress_window);

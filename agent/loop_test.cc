@@ -213,6 +213,8 @@ TEST_F(LoopTest, TraceHasHeaderStepsAndFooterWithRunIdAndVersion) {
   EXPECT_EQ(lines.front()["type"], "run_start");
   EXPECT_EQ(lines.front()["policy"], "list");
   EXPECT_EQ(lines.front()["budgets"], json({{"max_steps", 2}, {"max_tool_calls", 10}}));
+  EXPECT_EQ(lines.front()["state"]["steps"], 0);
+  EXPECT_EQ(lines.front()["tools"], json({"t.echo", "t.fail", "t.finish", "t.write"}));
   EXPECT_EQ(lines.back()["type"], "run_end");
   EXPECT_EQ(lines.back()["stop_reason"], "max_steps");
   for (const json& line : lines) {
