@@ -40,15 +40,23 @@ echo "rc=$rc S=$(ulimit -Sn) H=$(ulimit -Hn)"' 2>"$errfile" | tr -d '\n'
 errfile=$(mktemp)
 trap 'rm -f "$errfile"' EXIT
 
-# Which privilege does this process hold? CAP_SYS_RESOURCE is capability bit 24; it only lets a
-# process raise a hard limit when held in the initial user namespace (uid_map is the identity).
-cap_eff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
-has_sys_resource=0
-if (( (16#$cap_eff >> 24) & 1 )); then has_sys_resource=1; fi
-init_userns=0
-if [ "$(awk '{ print $1, $2, $3 }' /proc/self/uid_map)" = "0 0 4294967295" ]; then init_userns=1; fi
-can_raise=$(( has_sys_resource && init_userns ))
-echo "info  uid=$(id -u) CapEff=$cap_eff CAP_SYS_RESOURCE=$has_sys_resource initial-user-ns=$init_userns hard-limit-at-start=$hard0"
+# Which privilege does this process hold? On Linux, CAP_SYS_RESOURCE is capability bit 24, and it
+# only lets a process raise a hard limit when held in the initial user namespace (uid_map is the
+# identity). Without /proc (macOS) the kernel's rule is simply that the superuser may raise it.
+if [ -r /proc/self/status ] && [ -r /proc/self/uid_map ]; then
+  cap_eff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
+  has_sys_resource=0
+  if (( (16#$cap_eff >> 24) & 1 )); then has_sys_resource=1; fi
+  init_userns=0
+  if [ "$(awk '{ print $1, $2, $3 }' /proc/self/uid_map)" = "0 0 4294967295" ]; then init_userns=1; fi
+  can_raise=$(( has_sys_resource && init_userns ))
+  echo "info  uid=$(id -u) CapEff=$cap_eff CAP_SYS_RESOURCE=$has_sys_resource initial-user-ns=$init_userns hard-limit-at-start=$hard0"
+else
+  has_sys_resource=0
+  can_raise=0
+  if [ "$(id -u)" = 0 ]; then has_sys_resource=1; can_raise=1; fi
+  echo "info  uid=$(id -u) no /proc: privileged means uid 0 here; hard-limit-at-start=$hard0"
+fi
 
 # How to run a shell without privilege: directly if we already lack CAP_SYS_RESOURCE and are not
 # root, else drop to 65534 (nobody) with setpriv. Empty when that is impossible.
