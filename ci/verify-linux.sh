@@ -8,6 +8,8 @@
 # has no effect, fails. On macOS the whole script is skipped, explicitly, with status 0.
 #
 #   bash ci/verify-linux.sh
+# awk programs in single quotes: their $1 is awk's field, not a shell expansion.
+# shellcheck disable=SC2016
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +34,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# shellcheck disable=SC2054  # the comma belongs to the flag value
 bazel_quiet=(--noshow_progress --ui_event_filters=-info,-debug)
 # build TARGET: builds quietly; Bazel's messages are shown only when the build fails.
 build() {

@@ -2,6 +2,8 @@
 # Seed 13.5.3: `jobs` lists the CURRENT shell's job table only. A subshell sees none of its parent's
 # jobs, and a process started in a subshell never appears in the parent's table although it runs.
 # That is why the runner tracks processes by process group / pidfd / cgroup, never by job control.
+# The single-quoted scripts are run by another shell: their $ expand there, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # Under `bazel test` the script runs as ci/<target>, so find the library in the runfiles tree;
 # run by hand (bash ci/shell/x_test.sh) it sits next to this file.

@@ -2,6 +2,8 @@
 # Seed 13.5.1: pipefail returns the RIGHTMOST non-zero status of a pipeline (5, not 3), without it a
 # failure before the last stage is swallowed (0), and the per-stage statuses must be read at once:
 # the next command overwrites them. Runs the seed's own commands in real shells.
+# The single-quoted scripts are run by another shell: their $ expand there, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # Under `bazel test` the script runs as ci/<target>, so find the library in the runfiles tree;
 # run by hand (bash ci/shell/x_test.sh) it sits next to this file.

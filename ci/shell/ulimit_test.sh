@@ -9,6 +9,8 @@
 #   - root raises it again only if it really holds CAP_SYS_RESOURCE in the initial user namespace
 #     (a container's "root" often does not): asserted against what /proc says about this process.
 # Hence the runner keeps a high hard limit in the parent and lowers limits only in the child.
+# The single-quoted scripts are run by another shell: their $ expand there, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 # Under `bazel test` the script runs as ci/<target>, so find the library in the runfiles tree;
 # run by hand (bash ci/shell/x_test.sh) it sits next to this file.
