@@ -37,7 +37,13 @@ for sh in $(shells_present); do
   ' "$sh" "$tmp")
   line() { printf '%s\n' "$out" | sed -n "s/^$1=//p"; }
   expect "$sh" "background job listed by jobs -l in the shell that started it" 1 "$(line parent)"
-  expect "$sh" "( jobs -l ) in a subshell lists nothing" 0 "$(line subshell)"
+  if [ "$sh" = zsh ]; then
+    # zsh keeps the parent's table in subshells (oldjobtab in Src/jobs.c) so that `jobs` there
+    # reports the parent's jobs; unmeasured here (zsh not installed when this was written).
+    echo "info  zsh   ( jobs -l ) lines: $(line subshell) (zsh shows the parent's table in a subshell)"
+  else
+    expect "$sh" "( jobs -l ) in a subshell lists nothing" 0 "$(line subshell)"
+  fi
   # $(jobs) is a subshell too. bash special-cases it (the table survives into command substitution
   # so that `$(jobs -p)` works); dash does not, so `for p in $(jobs -p)` silently does nothing there.
   case $sh in
