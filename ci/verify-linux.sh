@@ -67,33 +67,47 @@ cli_has() { [ -n "$cli" ] && grep -Eq -- "$1" <<<"$cli_help"; }
 # doctor: the CLI's own account of each layer, normalised to "name<TAB>available<TAB>why" lines
 # whatever the JSON's exact shape (a list of layers, {layers: [...]}, or an object keyed by name).
 doctor_tsv=$work/doctor.tsv
-doctor_state="CLI lacks the doctor subcommand (not in sandbox --help)"
+# read_doctor: runs `sandbox doctor --json` and normalises it into $doctor_tsv; fails when the
+# output is not JSON holding at least one layer.
+read_doctor() {
+  "$cli" doctor --json >"$work/doctor.json" 2>"$work/doctor.err" &&
+    jq -r '
+      def entries:
+        if type == "array" then .[]
+        elif type == "object" and has("layers") then .layers | entries
+        elif type == "object" then to_entries[]
+          | if (.value | type) == "object" then .value + {name: (.value.name // .key)}
+            else {name: .key, available: .value} end
+        else empty end;
+      entries | select(type == "object")
+      | [(.name // .layer // "?"),
+         ((.available // .ok // .supported // .present // .in_force // false) | tostring),
+         ((.why // .reason // .detail // .details // "") | tostring)]
+      | @tsv' "$work/doctor.json" >"$doctor_tsv" 2>>"$work/doctor.err" &&
+    [ -s "$doctor_tsv" ]
+}
+show_doctor() {
+  echo "== doctor (sandbox doctor --json), normalised to name / available / why:"
+  sed 's/^/  /' "$doctor_tsv"
+}
 if [ -z "$cli" ]; then
   doctor_state="CLI lacks doctor: //sandbox/cli:sandbox is not in this tree"
 elif cli_has '(^|[^-[:alnum:]])doctor([^-[:alnum:]]|$)'; then
-  if "$cli" doctor --json >"$work/doctor.json" 2>"$work/doctor.err" &&
-     jq -r '
-       def entries:
-         if type == "array" then .[]
-         elif type == "object" and has("layers") then .layers | entries
-         elif type == "object" then to_entries[]
-           | if (.value | type) == "object" then .value + {name: (.value.name // .key)}
-             else {name: .key, available: .value} end
-         else empty end;
-       entries | select(type == "object")
-       | [(.name // .layer // "?"),
-          ((.available // .ok // .supported // .present // .in_force // false) | tostring),
-          ((.why // .reason // .detail // .details // "") | tostring)]
-       | @tsv' "$work/doctor.json" >"$doctor_tsv" 2>>"$work/doctor.err" &&
-     [ -s "$doctor_tsv" ]; then
+  # The CLI says it has doctor: output that is not a layer list is a failure.
+  if read_doctor; then
     doctor_state=ok
-    echo "== doctor (sandbox doctor --json), normalised:"
-    sed 's/^/  /' "$doctor_tsv"
+    show_doctor
   else
     echo "== doctor"
     say_fail "the CLI lists a doctor subcommand but 'sandbox doctor --json' gave no layer list: $(head -c 400 "$work/doctor.json" "$work/doctor.err" 2>/dev/null | tr '\n' ' ')"
     doctor_state="doctor output unusable (see the failure above)"
   fi
+elif read_doctor; then
+  # absl's --help lists flags, not subcommands: a doctor may exist that --help does not name.
+  doctor_state=ok
+  show_doctor
+else
+  doctor_state="CLI lacks doctor (not in 'sandbox --help', and 'sandbox doctor --json' gave no layer list)"
 fi
 
 # doctor_says REGEX: sets doctor_avail ("true"/"false") and doctor_why from the first doctor entry
