@@ -150,12 +150,24 @@ compare_with_doctor() {
 
 # cli_run CMD...: runs CMD under the sandbox CLI (with a scratch workspace when the CLI takes one),
 # printing the command's own output.
+cli_args=()
+if cli_has '--workspace'; then cli_args+=("--workspace=$work/ws"); fi
 cli_run() {
-  local args=()
   mkdir -p "$work/ws"
-  if cli_has '--workspace'; then args+=("--workspace=$work/ws"); fi
-  "$cli" "${args[@]}" -- "$@"
+  "$cli" "${cli_args[@]}" -- "$@"
 }
+
+# Every CLI check below runs commands through the CLI: first make sure it can run one at all.
+if [ -n "$cli" ]; then
+  echo "== the CLI runs a command"
+  status=0
+  cli_run true >"$work/cli-true.out" 2>&1 || status=$?
+  if [ "$status" -eq 0 ]; then
+    say_ok "sandbox ${cli_args[*]} -- true exits 0"
+  else
+    say_fail "sandbox -- true exited $status: $(head -c 300 "$work/cli-true.out" | tr '\n' ' ')"
+  fi
+fi
 
 echo "== cgroups"
 cg_kernel=0
