@@ -103,10 +103,11 @@ struct ChildReport {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Child steps. Everything from here to the end of RunChild runs between fork and exec, in a copy of a
-// possibly multi-threaded process: only async-signal-safe calls (dup2, setsid, sigaction,
-// sigprocmask, setrlimit, close, chdir, execve, write, _exit), no allocation, no locks, no stdio.
-// The steps only read memory the parent prepared and only write to fds.
+// Child steps. Everything from here to the end of RunChildSteps runs between fork (or vfork) and exec,
+// in a copy of a possibly multi-threaded process: only async-signal-safe calls (dup2, setsid,
+// sigaction, sigprocmask, setrlimit, close, chdir, execve, write, _exit), no allocation, no locks, no
+// stdio. The steps only read memory the parent prepared, write only to their own stack and to fds,
+// and never return past RunChildSteps, so they are also correct under vfork (shared memory).
 
 int DupStdio(const void* arg) {
   const auto* step = static_cast<const StdioStep*>(arg);
@@ -172,7 +173,11 @@ int Exec(const void* arg) {
   _exit(127);
 }
 
-[[noreturn]] void RunChild(const std::vector<ChildStep>& steps, int error_fd) {
+}  // namespace
+
+namespace platform {
+
+[[noreturn]] void RunChildSteps(const std::vector<ChildStep>& steps, int error_fd) {
   for (size_t i = 0; i < steps.size(); ++i) {
     const int err = steps[i].fn(steps[i].arg);
     if (err != 0) ReportAndExit(error_fd, i, err);
@@ -180,7 +185,11 @@ int Exec(const void* arg) {
   ReportAndExit(error_fd, steps.size() - 1, ENOEXEC);  // The last step is exec; it cannot succeed
                                                        // and return.
 }
+
+}  // namespace platform
 // End of the code that runs between fork and exec.
+
+namespace {
 // ---------------------------------------------------------------------------------------------
 
 bool HasNul(absl::string_view s) { return s.find('\0') != absl::string_view::npos; }
@@ -389,7 +398,8 @@ pid_t WaitReap(pid_t pid, int* status, struct rusage* usage) {
 }
 
 // Appends to a capture up to its cap and counts everything. The string's capacity never exceeds the
-// cap, so memory stays at cap + one read chunk however much the child writes.
+// cap, so memory stays at cap + one read chunk however much the child writes (plus, for the moment of
+// a reallocation, the old buffer).
 class CappedSink {
  public:
   CappedSink(StreamCapture* capture, uint64_t cap) : capture_(capture), cap_(cap) {}
@@ -402,13 +412,27 @@ class CappedSink {
     if (take < size) capture_->truncated = true;
     if (take == 0) return;
     const size_t needed = kept.size() + take;
-    if (needed > kept.capacity()) {
-      kept.reserve(static_cast<size_t>(std::min<uint64_t>(cap_, std::max(needed, 2 * kept.capacity()))));
-    }
+    if (needed > kept.capacity()) Grow(needed);
     kept.append(data, take);
   }
 
  private:
+  // Doubles the capacity, but never past the cap. The last step builds a fresh string of exactly the
+  // cap: libstdc++'s reserve() rounds a growth below 2x up to 2x, which would overshoot the cap.
+  void Grow(size_t needed) {
+    std::string& kept = capture_->data;
+    const size_t target =
+        static_cast<size_t>(std::min<uint64_t>(cap_, std::max(needed, 2 * kept.capacity())));
+    if (target < cap_) {
+      kept.reserve(target);
+      return;
+    }
+    std::string exact;
+    exact.reserve(target);
+    exact.append(kept);
+    kept.swap(exact);
+  }
+
   StreamCapture* capture_;
   uint64_t cap_;
 };
@@ -697,10 +721,9 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
   pid_t pid;
   {
     ScopedBlockAllSignals blocked;
-    pid = fork();
-    if (pid == 0) RunChild(plan.steps(), pipes.error_write.get());  // Never returns.
+    pid = platform::StartChild(plan.steps(), pipes.error_write.get(), plan.require_fork());
   }
-  if (pid == -1) return ErrnoError(errno, "fork()");
+  if (pid == -1) return ErrnoError(errno, plan.require_fork() ? "fork()" : "vfork()");
 
   // The child's ends belong to the child now; keeping the write ends open here would hide EOF.
   pipes.stdin_child.reset();

@@ -408,6 +408,21 @@ TEST(RunnerTest, ExtensionStepsRunInPhaseOrderAndFailuresAreNamed) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_THAT(result->layers_in_force, Contains("test_layer"));
 
+  // A layer whose steps need the parent's help forces fork over vfork; the run is the same.
+  PlanExtension forks = [](const RunRequest&, ChildPlan& plan) {
+    plan.RequireFork();
+    return absl::OkStatus();
+  };
+  RunRequest echo = Request({"/bin/sh", "-c", "echo forked; exit 4"});
+  result = sandbox::Run(echo, forks);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 4);
+  EXPECT_EQ(result->out.data, "forked\n");
+  echo.argv = {"/no/such/program"};
+  result = sandbox::Run(echo, forks);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(CodeOf(result.status()), ErrorCode::kENOENT);
+
   PlanExtension refuses = [](const RunRequest&, ChildPlan&) {
     return MakeError(ErrorCode::kEUNSUPPORTED, "landlock: kernel lacks it");
   };
