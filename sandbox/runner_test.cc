@@ -82,12 +82,14 @@ TEST(RunnerTest, WallTimeoutKillsTheWholeGroupIncludingSigtermIgnorers) {
       {"/bin/sh", "-c",
        "/bin/sh -c 'trap \"\" TERM; while :; do sleep 1; done' & echo $! > ignorer.pid; "
        "sleep 1000 & echo $! > sleeper.pid; wait"});
-  request.wall_timeout = absl::Seconds(1);
+  request.wall_timeout = absl::Seconds(2);  // Time for two shells to start on a loaded machine.
   request.kill_grace = absl::Milliseconds(300);
   absl::StatusOr<RunResult> result = sandbox::Run(request);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->timed_out);
   EXPECT_TRUE(result->term_signal.has_value());
+  struct stat st;
+  ASSERT_EQ(stat((request.cwd + "/sleeper.pid").c_str(), &st), 0) << "the script did not start";
   const pid_t ignorer = ParsePid(ReadFileOrDie(request.cwd + "/ignorer.pid"));
   const pid_t sleeper = ParsePid(ReadFileOrDie(request.cwd + "/sleeper.pid"));
   EXPECT_TRUE(IsGone(ignorer)) << ignorer;
@@ -98,7 +100,7 @@ TEST(RunnerTest, WallTimeoutKillsTheWholeGroupIncludingSigtermIgnorers) {
 // The direct child itself ignores SIGTERM: the grace period ends with SIGKILL.
 TEST(RunnerTest, WallTimeoutEscalatesToSigkillAfterTheGrace) {
   RunRequest request = Request({"/bin/sh", "-c", "trap '' TERM; sleep 1000; sleep 1000"});
-  request.wall_timeout = absl::Milliseconds(300);
+  request.wall_timeout = absl::Seconds(1);  // The trap must be set before SIGTERM comes.
   request.kill_grace = absl::Milliseconds(200);
   absl::StatusOr<RunResult> result = sandbox::Run(request);
   ASSERT_TRUE(result.ok()) << result.status();
