@@ -99,6 +99,7 @@ nlohmann::json RunResultToJson(const RunResult& result) {
       {"term_signal", nullptr},
       {"signal_name", nullptr},
       {"timed_out", result.timed_out},
+      {"cancelled", result.cancelled},
       {"wall_ms", Ms(result.wall_time)},
       {"user_cpu_ms", Ms(result.user_cpu)},
       {"system_cpu_ms", Ms(result.system_cpu)},

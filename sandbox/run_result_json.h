@@ -1,8 +1,8 @@
 // The JSON form of a RunResult: what `sandbox --json` prints and what the agent's tool envelope embeds.
 //
 //   {"exit_code": 0 | null, "term_signal": 9 | null, "signal_name": "SIGKILL" | null,
-//    "timed_out": false, "wall_ms": 12.5, "user_cpu_ms": 1.0, "system_cpu_ms": 2.0,
-//    "peak_rss_kb": 1234, "pid": 42, "pgid": 42,
+//    "timed_out": false, "cancelled": false, "wall_ms": 12.5, "user_cpu_ms": 1.0,
+//    "system_cpu_ms": 2.0, "peak_rss_kb": 1234, "pid": 42, "pgid": 42,
 //    "stdout": {"data": "...", "truncated": false, "kept_bytes": 3, "total_bytes": 3,
 //               "utf8_lossy": false},
 //    "stderr": {...}, "limits_in_force": ["RLIMIT_CPU=10:11", ...],

@@ -27,6 +27,7 @@ TEST(RunResultJsonTest, ExitedResultHasEveryField) {
   EXPECT_TRUE(json["term_signal"].is_null());
   EXPECT_TRUE(json["signal_name"].is_null());
   EXPECT_EQ(json["timed_out"], false);
+  EXPECT_EQ(json["cancelled"], false);
   EXPECT_DOUBLE_EQ(json["wall_ms"].get<double>(), 12.0);
   EXPECT_DOUBLE_EQ(json["user_cpu_ms"].get<double>(), 4.0);
   EXPECT_EQ(json["pid"], 42);

@@ -549,8 +549,9 @@ class Supervisor {
   void KillGroup(int sig) { kill(-pid_, sig); }  // ESRCH: the group is already empty.
 
   void EnforceDeadline(absl::Time now) {
-    if (!term_sent_ && now >= deadline_) {
-      result_.timed_out = true;
+    const bool cancelled = request_.cancel != nullptr && request_.cancel->load();
+    if (!term_sent_ && (now >= deadline_ || cancelled)) {
+      (now >= deadline_ ? result_.timed_out : result_.cancelled) = true;
       term_sent_ = true;
       kill_at_ = now + request_.kill_grace;
       if (request_.kill_grace > absl::ZeroDuration()) KillGroup(SIGTERM);
@@ -586,6 +587,7 @@ class Supervisor {
   absl::Time NextWakeup(absl::Time now) {
     if (exited_) return drain_deadline_;
     absl::Time next = !term_sent_ ? deadline_ : (!kill_sent_ ? kill_at_ : absl::InfiniteFuture());
+    if (request_.cancel != nullptr && !term_sent_) next = std::min(next, now + kCancelCheck);
     if (!exit_fd_.valid()) {
       next = std::min(next, now + tick_);
       tick_ = std::min(tick_ * 2, kMaxExitTick);
@@ -710,6 +712,12 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
   ChildPlan plan;
   BuildPlan(request, env, std::move(exec_path), pipes, context, plan, result);
   if (extend) SB_RETURN_IF_ERROR(extend(request, plan));
+  for (const int fd : plan.keep_fds()) {
+    if (fd < kStdioCount) {
+      return MakeError(ErrorCode::kEINTERNAL, absl::StrCat("a layer asked to keep fd ", fd,
+                                                          "; only fds >= 3 can be kept"));
+    }
+  }
   context.close_fds.keep = plan.keep_fds();
   context.close_fds.keep.push_back(pipes.error_write.get());
   std::sort(context.close_fds.keep.begin(), context.close_fds.keep.end());

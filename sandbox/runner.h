@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -46,6 +47,9 @@ struct Limits {
   // RLIMIT_CORE is always 0: a crashing child never writes a core into the workspace.
 };
 
+// The longest a set RunRequest::cancel flag goes unnoticed.
+inline constexpr absl::Duration kCancelCheck = absl::Milliseconds(50);
+
 struct RunRequest {
   std::vector<std::string> argv;  // argv[0] is resolved on PATH of `env` if it has no '/'.
   std::string cwd;                // Absolute; the caller resolves it inside the workspace.
@@ -54,6 +58,10 @@ struct RunRequest {
   std::optional<std::string> stdin_data;  // Unset: stdin is /dev/null.
   absl::Duration wall_timeout = absl::Seconds(30);
   absl::Duration kill_grace = absl::Seconds(2);  // SIGTERM -> SIGKILL; zero sends SIGKILL at once.
+  // Optional: when it becomes true the run ends as on timeout (SIGTERM to the group, grace, SIGKILL)
+  // and the result says `cancelled`. Set from another thread or a signal handler; Run notices within
+  // kCancelCheck (a signal arriving in Run's thread is noticed at once: it interrupts poll).
+  const std::atomic<bool>* cancel = nullptr;
   uint64_t stdout_cap = 1 << 20;
   uint64_t stderr_cap = 1 << 20;
   Limits limits;
@@ -69,6 +77,7 @@ struct RunResult {
   std::optional<int> exit_code;    // Set when the child exited.
   std::optional<int> term_signal;  // Set when a signal ended it.
   bool timed_out = false;          // The wall timeout fired.
+  bool cancelled = false;          // RunRequest::cancel ended the run.
   absl::Duration wall_time;
   absl::Duration user_cpu;
   absl::Duration system_cpu;

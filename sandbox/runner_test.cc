@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <string>
 #include <thread>
@@ -107,6 +108,24 @@ TEST(RunnerTest, WallTimeoutEscalatesToSigkillAfterTheGrace) {
   EXPECT_TRUE(result->timed_out);
   EXPECT_EQ(result->term_signal, SIGKILL);
   EXPECT_EQ(kill(-result->pgid, 0), -1) << "the process group still has members";
+}
+
+TEST(RunnerTest, CancelFlagEndsTheGroupLikeATimeout) {
+  std::atomic<bool> cancel{false};
+  RunRequest request = Request({"/bin/sh", "-c", "sleep 1000 & echo $!; wait"});
+  request.cancel = &cancel;
+  request.wall_timeout = absl::Seconds(30);
+  std::thread canceller([&cancel] {
+    absl::SleepFor(absl::Milliseconds(300));
+    cancel.store(true);
+  });
+  absl::StatusOr<RunResult> result = sandbox::Run(request);
+  canceller.join();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->cancelled);
+  EXPECT_FALSE(result->timed_out);
+  EXPECT_EQ(result->term_signal, SIGTERM);
+  EXPECT_TRUE(IsGone(ParsePid(result->out.data)));
 }
 
 // A background child keeps stdout open after the direct child exits: Run must not wait for it (it

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "sandbox/cli/flags.h"
 #include "sandbox/runner.h"
+#include "sandbox/runner_test_util.h"
 
 namespace sandbox::cli {
 namespace {
@@ -102,6 +104,30 @@ TEST(CliTest, SignalExits128PlusN) {
   EXPECT_EQ(RunCli({"--", "/bin/sh", "-c", "kill -KILL $$"}).status, 128 + SIGKILL);
   CliRun fsize = RunCli({"--fsize=1000", "--", "/bin/sh", "-c", "exec head -c 5000 /dev/zero > f"});
   EXPECT_EQ(fsize.status, 128 + SIGXFSZ);
+}
+
+// Interrupting `sandbox` itself ends the command's whole group first (nothing keeps running).
+TEST(CliTest, SigtermToSandboxEndsTheCommandGroup) {
+  const std::string ws = TempDir();
+  RunRequest request;
+  request.argv = {"/bin/sh", "-c",
+                  absl::StrCat(CliPath(), " --timeout=60 -- /bin/sh -c 'sleep 1000 & echo $! > ",
+                               "bg.pid; wait' & cli=$!; ",
+                               "while [ ! -s bg.pid ]; do sleep 0.05; done; kill -TERM $cli; ",
+                               "wait $cli; echo status=$?")};
+  request.cwd = ws;
+  request.wall_timeout = absl::Seconds(30);
+  absl::StatusOr<RunResult> result = sandbox::Run(request);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->timed_out);
+  EXPECT_EQ(result->out.data, absl::StrCat("status=", 128 + SIGTERM, "\n")) << result->err.data;
+  EXPECT_TRUE(absl::StrContains(result->err.data, "interrupted by signal 15")) << result->err.data;
+  FILE* f = fopen((ws + "/bg.pid").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  int pid = -1;
+  ASSERT_EQ(fscanf(f, "%d", &pid), 1);
+  fclose(f);
+  EXPECT_TRUE(sandbox::testing::IsGone(pid)) << "the command's background child survived";
 }
 
 TEST(CliTest, SandboxErrorsExit125WithOneLine) {

@@ -238,7 +238,9 @@ std::string UsageText() {
   absl::StrAppend(&text,
                   "\nExit status (like timeout(1)):\n"
                   "  the command's own status; 128+N if signal N ended it; 124 on timeout;\n"
-                  "  125 for a sandbox error or a bad flag (one line on stderr).\n");
+                  "  125 for a sandbox error or a bad flag (one line on stderr);\n"
+                  "  128+N if signal N (INT, TERM, HUP) interrupted sandbox itself: the command's\n"
+                  "  whole process group is ended first.\n");
   return text;
 }
 

@@ -4,8 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -18,6 +20,26 @@
 #include "sandbox/runner.h"
 
 namespace {
+
+// Set by SIGINT/SIGTERM/SIGHUP: the runner then ends the command's whole group (as timeout(1) passes
+// the signal on), so an interrupted `sandbox` never leaves its command running.
+std::atomic<bool> g_cancel{false};
+volatile sig_atomic_t g_signal = 0;
+static_assert(std::atomic<bool>::is_always_lock_free, "stored from a signal handler");
+
+void OnSignal(int sig) {
+  g_signal = sig;
+  g_cancel.store(true);
+}
+
+void InstallCancelHandlers() {
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // No SA_RESTART: the signal interrupts the runner's poll at once.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
+}
 
 // Writes all of `data` to `fd`; a closed reader (EPIPE) just ends the writing.
 void WriteAll(int fd, const std::string& data) {
@@ -75,6 +97,7 @@ int main(int argc, char** argv) {
     }
   }
 
+  InstallCancelHandlers();
   const std::vector<std::string> args(argv + 1, argv + argc);
   absl::StatusOr<sandbox::cli::CliOptions> options = sandbox::cli::ParseCommandLine(args);
   if (!options.ok()) return Fail(false, options.status());
@@ -90,6 +113,7 @@ int main(int argc, char** argv) {
       sandbox::cli::BuildRequest(*options, cwd, sandbox::ParentEnvironment(), ReadOurStdin);
   if (!request.ok()) return Fail(options->json, request.status());
 
+  request->cancel = &g_cancel;
   absl::StatusOr<sandbox::RunResult> result = sandbox::Run(*request);
   if (!result.ok()) return Fail(options->json, result.status());
 
@@ -101,6 +125,11 @@ int main(int argc, char** argv) {
     NoteTruncation("stdout", result->out);
     NoteTruncation("stderr", result->err);
     if (result->timed_out) std::fprintf(stderr, "sandbox: timed out; the process group was killed\n");
+    if (result->cancelled) {
+      std::fprintf(stderr, "sandbox: interrupted by signal %d; the process group was killed\n",
+                   static_cast<int>(g_signal));
+    }
   }
+  if (result->cancelled) return 128 + static_cast<int>(g_signal);
   return sandbox::cli::ExitStatusFor(*result);
 }
