@@ -9,15 +9,21 @@
 // exec ("exec failed: No such file or directory", "setrlimit(RLIMIT_AS) failed") reaches the caller as
 // an error with its errno, never as a bare exit status 127.
 //
-// Portability: POSIX only. Linux-specific speed-ups (pipe2, close_range, pidfd exit notification) live
-// in runner_linux.cc, chosen by select(); the POSIX fallbacks in runner_posix.cc are what macOS and
-// `--config=portable` build.
+// When the direct child exits, whatever is left of its group is SIGKILLed and Run waits (bounded) for
+// the group to empty: a background process cannot outlive the run or hold the pipes open. A process
+// that leaves the group (setsid, double fork into a new session) escapes this portable runner; the
+// Linux layers (cgroup, subreaper) catch those.
+//
+// Portability: POSIX only. Linux-specific speed-ups (vfork, pipe2, close_range, pidfd exit
+// notification) live in runner_linux.cc, chosen by select(); the POSIX fallbacks in runner_posix.cc
+// (fork, pipe+fcntl, a close() loop, a waitid tick) are what macOS and `--config=portable` build.
 //
 // Signals: Run never changes the process's signal dispositions. It blocks signals in the calling thread
 // around fork and SIGPIPE around writes to the child's stdin, and restores the mask afterwards. A host
 // that sets SIGCHLD to SIG_IGN (children auto-reaped) cannot use Run: it fails with EINTERNAL.
 //
-// Thread-safety: Run may be called from several threads at once.
+// Thread-safety: Run may be called from several threads at once. ParentEnvironment reads `environ`:
+// not safe against a concurrent setenv.
 #ifndef SANDBOX_RUNNER_H_
 #define SANDBOX_RUNNER_H_
 
