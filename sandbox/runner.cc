@@ -484,7 +484,19 @@ class Supervisor {
         out_(&result.out, request.stdout_cap),
         err_(&result.err, request.stderr_cap),
         result_(result),
-        buffer_(new char[kReadChunk]) {}
+        buffer_(new char[kReadChunk]) {
+    // With an exit fd, keep our copies of the output pipes' write ends until the child has exited:
+    // the child's exit then wakes poll once (on the exit fd) instead of up to three times (two
+    // hang-ups and the exit), each a sleep and a wakeup on a busy machine. Without one, the hang-ups
+    // are the earliest sign of the exit, so let them come.
+    if (exit_fd_.valid()) {
+      hold_stdout_ = std::move(pipes.stdout_child);
+      hold_stderr_ = std::move(pipes.stderr_child);
+    } else {
+      pipes.stdout_child.reset();
+      pipes.stderr_child.reset();
+    }
+  }
 
   absl::Status Supervise() {
     SB_RETURN_IF_ERROR(SetNonBlocking());
@@ -574,6 +586,8 @@ class Supervisor {
     const absl::Time now = absl::Now();
     drain_deadline_ = now + kDrainAfterExit;
     exit_fd_.reset();
+    hold_stdout_.reset();  // Now EOF comes once the last member of the group has died.
+    hold_stderr_.reset();
     stdin_.reset();  // Nobody is left to read it.
     result_.wall_time = now - start_;
     result_.user_cpu = absl::DurationFromTimeval(usage.ru_utime);
@@ -668,6 +682,7 @@ class Supervisor {
   const absl::Time start_;
   const absl::Time deadline_;
   UniqueFd stdin_, stdout_, stderr_, exit_fd_;
+  UniqueFd hold_stdout_, hold_stderr_;  // Our copies of the child's write ends (see constructor).
   CappedSink out_, err_;
   RunResult& result_;
   std::unique_ptr<char[]> buffer_;
@@ -733,10 +748,9 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
   }
   if (pid == -1) return ErrnoError(errno, plan.require_fork() ? "fork()" : "vfork()");
 
-  // The child's ends belong to the child now; keeping the write ends open here would hide EOF.
+  // The child's ends belong to the child now; keeping the error pipe's write end would hide EOF.
+  // (The Supervisor decides about the output pipes' write ends.)
   pipes.stdin_child.reset();
-  pipes.stdout_child.reset();
-  pipes.stderr_child.reset();
   pipes.error_write.reset();
 
   absl::StatusOr<std::optional<ChildReport>> report = ReadChildReport(pipes.error_read.get());
