@@ -73,6 +73,42 @@ IsolationOptions IsolationOptions::AllLayers() {
   return o;
 }
 
+absl::StatusOr<IsolationOptions> IsolationFromFlags(const IsolationFlagValues& flags, const std::string& workspace) {
+  IsolationOptions o;
+  absl::StatusOr<std::set<Layer>> enabled = ParseLayerList(flags.isolate);
+  if (!enabled.ok()) return MakeError(ErrorCode::kEINVAL, absl::StrCat("--isolate: ", enabled.status().message()));
+  absl::StatusOr<std::set<Layer>> removed = ParseLayerList(flags.no_isolate);
+  if (!removed.ok()) return MakeError(ErrorCode::kEINVAL, absl::StrCat("--no-isolate: ", removed.status().message()));
+  absl::StatusOr<std::set<Layer>> required = ParseLayerList(flags.require);
+  if (!required.ok()) return MakeError(ErrorCode::kEINVAL, absl::StrCat("--require: ", required.status().message()));
+  for (Layer layer : *removed) {
+    if (required->count(layer)) {
+      return MakeError(ErrorCode::kEINVAL, absl::StrCat("--require and --no-isolate both name ", LayerName(layer)));
+    }
+    enabled->erase(layer);
+  }
+  o.enabled = std::move(*enabled);
+  o.required = std::move(*required);
+  o.workspace = workspace;
+  o.allow_network = flags.allow_network;
+  if (flags.seccomp == "default") {
+    o.seccomp_profile = SeccompProfileKind::kDefault;
+  } else if (flags.seccomp == "strict") {
+    o.seccomp_profile = SeccompProfileKind::kStrict;
+  } else {
+    return MakeError(ErrorCode::kEINVAL, absl::StrCat("--seccomp: unknown profile '", flags.seccomp,
+                                                      "' (default or strict)"));
+  }
+  if (flags.memory_bytes) o.memory_bytes = flags.memory_bytes;
+  if (flags.pids) o.pids = flags.pids;
+  if (flags.cpu_millis) o.cpu_millis = flags.cpu_millis;
+  return o;
+}
+
+bool WantsIsolation(const IsolationOptions& options) {
+  return !options.enabled.empty() || !options.required.empty();
+}
+
 std::string DoctorText(const DoctorReport& report) {
   std::string out = absl::StrCat("platform: ", report.platform, "\n");
   for (const LayerStatus& s : report.layers) {

@@ -73,6 +73,26 @@ struct IsolationOptions {
   static IsolationOptions AllLayers();
 };
 
+// The command-line form of IsolationOptions (the sandbox CLI's flags), kept here so every front end
+// parses it the same way.
+struct IsolationFlagValues {
+  std::string isolate;     // --isolate=LIST: layers to apply when available ("all", "landlock,seccomp").
+  std::string no_isolate;  // --no-isolate=LIST: removed from --isolate (e.g. all but netns).
+  std::string require;     // --require=LIST: must apply, or the run fails closed (EUNSUPPORTED).
+  bool allow_network = false;
+  std::string seccomp = "default";  // "default" (denylist) or "strict" (allowlist).
+  std::optional<uint64_t> memory_bytes = std::nullopt;
+  std::optional<uint64_t> pids = std::nullopt;
+  std::optional<uint32_t> cpu_millis = std::nullopt;
+};
+
+// EINVAL naming the bad flag value (unknown layer, unknown profile, a layer both required and
+// removed). `workspace` becomes IsolationOptions::workspace.
+absl::StatusOr<IsolationOptions> IsolationFromFlags(const IsolationFlagValues& flags, const std::string& workspace);
+
+// True when `options` asks for any layer (enabled or required).
+bool WantsIsolation(const IsolationOptions& options);
+
 struct LayerStatus {
   Layer layer;
   bool available = false;

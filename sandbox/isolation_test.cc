@@ -33,6 +33,35 @@ TEST(LayerNamesTest, RoundTripAndErrors) {
   EXPECT_FALSE(ParseLayerList("landlock,nope").ok());
 }
 
+TEST(IsolationFlagsTest, BuildsOptionsAndRejectsContradictions) {
+  IsolationFlagValues f;
+  f.isolate = "all";
+  f.no_isolate = "netns";
+  f.require = "seccomp";
+  f.seccomp = "strict";
+  f.pids = 64;
+  absl::StatusOr<IsolationOptions> o = IsolationFromFlags(f, "/ws");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->enabled.count(Layer::kNetNs), 0u);
+  EXPECT_EQ(o->enabled.count(Layer::kLandlock), 1u);
+  EXPECT_EQ(o->required, (std::set<Layer>{Layer::kSeccomp}));
+  EXPECT_EQ(o->seccomp_profile, SeccompProfileKind::kStrict);
+  EXPECT_EQ(o->pids, 64u);
+  EXPECT_EQ(o->workspace, "/ws");
+  EXPECT_TRUE(WantsIsolation(*o));
+  EXPECT_FALSE(WantsIsolation(*IsolationFromFlags({}, "/ws")));
+
+  f.no_isolate = "seccomp";
+  EXPECT_EQ(CodeOf(IsolationFromFlags(f, "/ws").status()), ErrorCode::kEINVAL);
+  IsolationFlagValues bad_profile;
+  bad_profile.seccomp = "lenient";
+  EXPECT_EQ(CodeOf(IsolationFromFlags(bad_profile, "/ws").status()), ErrorCode::kEINVAL);
+  IsolationFlagValues bad_layer;
+  bad_layer.require = "apparmor";
+  absl::StatusOr<IsolationOptions> e = IsolationFromFlags(bad_layer, "/ws");
+  EXPECT_TRUE(absl::StrContains(e.status().message(), "--require")) << e.status();
+}
+
 TEST(DoctorTest, ListsEveryLayerAsTextAndJson) {
   DoctorReport report = Doctor();
   EXPECT_EQ(report.layers.size(), AllLayers().size());
