@@ -172,6 +172,16 @@ absl::Status Prepare(const RunRequest& request, const IsolationOptions& iso, std
   nso.ipc = apply.count(Layer::kIpcNs) > 0;
   nso.uts = apply.count(Layer::kUtsNs) > 0;
   nso.workspace = workspace;
+  // Without root, every other namespace needs a user namespace to own it (the probes made them
+  // inside one), so asking for any namespace brings the user namespace along.
+  if (geteuid() != 0 && (nso.mount || nso.pid || nso.net || nso.ipc || nso.uts) && !nso.user) {
+    bool user_ok = false;
+    for (const LayerStatus& s : ProbeLayers()) user_ok |= s.layer == Layer::kUserNs && s.available;
+    if (!user_ok) {
+      return MakeError(ErrorCode::kEUNSUPPORTED, "namespaces need a user namespace when not root, and it is unavailable");
+    }
+    nso.user = true;
+  }
   if (nso.user || nso.mount || nso.pid || nso.net || nso.ipc || nso.uts) {
     SB_ASSIGN_OR_RETURN(run.ns, linux_layers::PrepareNamespaces(nso));
     AddSteps(run, ChildPhase::kIsolate, linux_layers::IsolateSteps(*run.ns));
