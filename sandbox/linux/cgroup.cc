@@ -204,6 +204,8 @@ absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::Create(const CgroupLimits& limit
     }
     cg->mode_ = CgroupMode::kV1;
     for (const auto& [controller, parent] : v1.dirs) {
+      // Each v1 hierarchy joined costs the child a cgroup.procs migration: skip cpu when unlimited.
+      if (controller == "cpu" && !limits.cpu_millis) continue;
       std::string dir = absl::StrCat(parent, "/", name);
       if (mkdir(dir.c_str(), 0755) != 0) return ErrnoError(errno, absl::StrCat("mkdir(", dir, ")"));
       cg->dirs_.push_back(dir);

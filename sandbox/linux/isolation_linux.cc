@@ -59,6 +59,22 @@ std::string MissingMountApi() {
   return "";
 }
 
+// Joining a cgroup (writing cgroup.procs) takes a lock whose write side waits for an RCU grace
+// period, milliseconds per run, unless the hierarchy is mounted with favordynmods (Linux 6.0+).
+std::string CgroupFavorDynmods() {
+  std::ifstream in("/proc/self/mounts");
+  std::string dev, dir, type, opts, rest;
+  int with = 0, without = 0;
+  while (in >> dev >> dir >> type >> opts && std::getline(in, rest)) {
+    if (type != "cgroup" && type != "cgroup2") continue;
+    (opts.find("favordynmods") != std::string::npos ? with : without)++;
+  }
+  if (with + without == 0) return "no cgroup mounts";
+  if (without == 0) return "on";
+  return absl::StrCat("off on ", without, " of ", with + without,
+                      " cgroup mounts (each run waits an RCU grace period to join the cgroup; mount -o favordynmods)");
+}
+
 std::vector<LayerStatus> ComputeLayers() {
   std::vector<LayerStatus> out;
   absl::Status user = ProbeOneNamespace(Layer::kUserNs, false);
@@ -252,6 +268,7 @@ DoctorReport Doctor() {
       {"kernel.unprivileged_userns_clone", ReadSysctl("/proc/sys/kernel/unprivileged_userns_clone")},
       {"kernel.apparmor_restrict_unprivileged_userns",
        ReadSysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")},
+      {"cgroup_favordynmods", CgroupFavorDynmods()},
       {"kernel.io_uring_disabled", ReadSysctl("/proc/sys/kernel/io_uring_disabled")},
       {"dev.tty.legacy_tiocsti", ReadSysctl("/proc/sys/dev/tty/legacy_tiocsti")},
   };
