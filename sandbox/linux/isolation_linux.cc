@@ -244,12 +244,6 @@ absl::Status Prepare(const RunRequest& request, const IsolationOptions& iso, std
   return absl::OkStatus();
 }
 
-// ChildPlan::RequireFork arrives with the runner's vfork start; until then every child is forked.
-template <typename Plan>
-void RequireForkIfSupported(Plan& plan) {
-  if constexpr (requires { plan.RequireFork(); }) plan.RequireFork();
-}
-
 }  // namespace
 
 std::vector<LayerStatus> ProbeLayers() {
@@ -304,7 +298,7 @@ absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const Isolation
     // behind as a waiter and never execs) and keep state in prepared memory (Landlock ruleset fd,
     // detached workspace mount): they need a forked child, not a vfork one that shares our memory
     // and blocks the runner until it execs.
-    if (!run->steps.empty()) RequireForkIfSupported(plan);
+    if (!run->steps.empty()) plan.RequireFork();
     for (const auto& [phase, step] : run->steps) plan.Add(phase, step.name, step.fn, step.arg);
     for (const std::string& layer : run->layers) plan.AddLayer(layer);
     return absl::OkStatus();
