@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "agent/demo_project.h"
 #include "agent/registry.h"
 #include "sandbox/errors.h"
+#include "sandbox/isolation.h"
 #include "sandbox/status_macros.h"
 #include "sandbox/workspace.h"
 
@@ -100,7 +102,17 @@ absl::StatusOr<DemoResult> RunDemo(const DemoOptions& options) {
   env.test.argv = {"/bin/sh", kDemoTestPath};
   env.test.timeout = options.test_timeout;
   Registry registry(env, BuiltinScopes());
-  SB_RETURN_IF_ERROR(RegisterBuiltinTools(registry));
+  BuiltinToolOptions tool_options;
+  if (!options.isolate.empty()) {
+    SB_ASSIGN_OR_RETURN(std::set<sandbox::Layer> layers, sandbox::ParseLayerList(options.isolate));
+    sandbox::IsolationOptions isolation;
+    isolation.enabled = std::move(layers);
+    isolation.workspace = ws.root();
+    tool_options.run = [isolation](const sandbox::RunRequest& request) {
+      return sandbox::RunIsolated(request, isolation);
+    };
+  }
+  SB_RETURN_IF_ERROR(RegisterBuiltinTools(registry, tool_options));
 
   SB_ASSIGN_OR_RETURN(TraceWriter trace, TraceWriter::Open(options.trace_path, !options.append_trace));
 

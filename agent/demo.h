@@ -27,6 +27,10 @@ struct DemoOptions {
   // the demo's files, so the demo never overwrites someone's project.
   std::string workspace_dir;
   absl::Duration test_timeout = absl::Seconds(60);
+  // Kernel isolation layers for test.run (sandbox/isolation.h list syntax: "all", "landlock,seccomp");
+  // each is applied where available and skipped, and named in the result, where not. Empty: the
+  // portable runner only (session, process group, rlimits, timeout, capped output).
+  std::string isolate;
 };
 
 struct DemoResult {

@@ -68,6 +68,13 @@ check "seed cmd 2: no failed steps in good" test -z "$cmd2"
 cmd3=$(jq -r '[.step, .budget_before.steps_left, .budget_before.tools_left] | @tsv' "$good_trace" | grep -v '^\s*$' || true)
 check "seed cmd 3: budget curve 8..5" test "$(echo "$cmd3" | cut -f2 | tr '\n' ' ')" = "8 7 6 5 "
 
+# ---- good with every kernel isolation layer asked for (each applied where this machine allows) ----
+"$run_demo" --mode=good --isolate=all --workspace="$tmp/iso-ws" --trace="$tmp/iso.jsonl" >"$tmp/iso.out" 2>"$tmp/iso.err" || true
+cat "$tmp/iso.out" "$tmp/iso.err"
+check "good --isolate=all: done in 4 steps" jq -e 'select(.stop_reason == "done" and .steps == 4)' "$tmp/iso.out"
+check "good --isolate=all: test.run names its layers" \
+  has_match '.decision.tool == "test.run" and (.result.data.layers_in_force | index("rlimits") != null)' "$tmp/iso.jsonl"
+
 # ---- loop: no_progress after 3 steps with --max-steps 4; no_progress or max_steps with 5 ----
 set +e
 "$run_demo" --mode loop --max-steps 4 --workspace="$tmp/loop-ws" --trace="$tmp/loop.jsonl" >"$tmp/loop4.out" 2>/dev/null
@@ -116,6 +123,7 @@ expect_usage_error() {  # expect_usage_error DESCRIPTION COMMAND...
 expect_usage_error "run_demo bad flag" "$run_demo" --bogus
 expect_usage_error "run_demo bad mode" "$run_demo" --mode=evil
 expect_usage_error "run_demo bad number" "$run_demo" --max-steps=four
+expect_usage_error "run_demo bad layer" "$run_demo" --isolate=moat
 expect_usage_error "tool bad JSON" "$tool" --workspace="$tmp/good-ws" fs.read '{"path": '
 expect_usage_error "tool no workspace" "$tool" fs.read '{}'
 expect_usage_error "tool bad flag" "$tool" --nope
@@ -149,6 +157,8 @@ check "tool escape is EPERM" jq -e '.error.code == "EPERM"' "$tmp/tool-esc.out"
 "$tool" --workspace="$tmp/good-ws" test.run >"$tmp/tool-test.out" || true
 check "tool test.run passes on the fixed workspace" jq -e '.data.passed == true' "$tmp/tool-test.out"
 "$tool" --workspace="$tmp/good-ws" --scopes=workspace:read patch.apply '{"path":"calc.sh","old":"a + b","new":"a - b"}' >"$tmp/tool-scope.out" || true
+"$tool" --workspace="$tmp/good-ws" --isolate=all test.run >"$tmp/tool-iso.out" || true
+check "tool --isolate=all test.run passes" jq -e '.data.passed == true and (.data.layers_in_force | length > 0)' "$tmp/tool-iso.out"
 check "tool without write scope is EPERM" jq -e '.error.code == "EPERM"' "$tmp/tool-scope.out"
 check "tool --list names six tools" jq -e 'length == 6' <("$tool" --workspace="$tmp/good-ws" --list)
 

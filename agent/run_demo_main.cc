@@ -4,11 +4,13 @@
 // trace and workspace are on stderr. Exit status: 0 for stop_reason "done", 1 for any other stop or a
 // run that could not start, 2 for bad flags.
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "agent/cli_flags.h"
 #include "agent/demo.h"
+#include "sandbox/isolation.h"
 
 namespace {
 
@@ -22,7 +24,7 @@ int Usage(const std::string& message) {
 int main(int argc, char** argv) {
   agent::FlagParser flags(
       "run_demo [--mode=good|loop|escape] [--max-steps=N] [--max-tool-calls=N] [--trace=PATH] "
-      "[--append-trace] [--workspace=DIR] [--test-timeout-s=N]",
+      "[--append-trace] [--workspace=DIR] [--test-timeout-s=N] [--isolate=LAYERS]",
       "Runs the scripted agent on the demo workspace (calc.sh, whose add() subtracts, and test.sh),\n"
       "writes a JSONL trace and prints the run summary as JSON. Modes: good reads, patches, tests and\n"
       "finishes (stop_reason done, 4 steps); loop reads the same file until the no-progress brake\n"
@@ -38,6 +40,9 @@ int main(int argc, char** argv) {
                   "workspace directory; default: a fresh one under $TMPDIR or /tmp. An existing "
                   "directory may hold only calc.sh, test.sh and .agent");
   flags.AddInt("test-timeout-s", 60, "wall-clock timeout of one test.run, seconds");
+  flags.AddString("isolate", "",
+                  "kernel isolation layers for test.run: all, or a list such as landlock,seccomp "
+                  "(applied where available, named in the result where not); empty: none");
   absl::StatusOr<std::vector<std::string>> positional = flags.Parse(argc, argv);
   if (!positional.ok()) return Usage(std::string(positional.status().message()));
   if (flags.help()) {
@@ -63,6 +68,11 @@ int main(int argc, char** argv) {
   options.trace_path = agent::ResolveUserPath(flags.GetString("trace"));
   options.append_trace = flags.GetBool("append-trace");
   options.workspace_dir = agent::ResolveUserPath(flags.GetString("workspace"));
+  options.isolate = flags.GetString("isolate");
+  if (absl::StatusOr<std::set<sandbox::Layer>> layers = sandbox::ParseLayerList(options.isolate);
+      !layers.ok()) {
+    return Usage(absl::StrCat("--isolate: ", layers.status().message()));
+  }
 
   absl::StatusOr<agent::DemoResult> result = agent::RunDemo(options);
   if (!result.ok()) {

@@ -15,6 +15,7 @@
 #include "agent/registry.h"
 #include "agent/state.h"
 #include "nlohmann/json.hpp"
+#include "sandbox/isolation.h"
 #include "sandbox/workspace.h"
 
 namespace {
@@ -28,7 +29,8 @@ int Usage(const std::string& message) {
 
 int main(int argc, char** argv) {
   agent::FlagParser flags(
-      "tool --workspace=DIR [--scopes=LIST] [--test-command=CMD] [--list] TOOL [JSON_ARGS]",
+      "tool --workspace=DIR [--scopes=LIST] [--test-command=CMD] [--isolate=LAYERS] [--list] TOOL "
+      "[JSON_ARGS]",
       "Calls one agent tool (fs.read, fs.read_range, fs.list, patch.apply, test.run, task.finish)\n"
       "through the agent's registry on DIR and prints the result envelope. JSON_ARGS defaults to {}.\n"
       "Each call starts from a fresh state, so task.finish is always refused (no passing test.run\n"
@@ -41,6 +43,9 @@ int main(int argc, char** argv) {
                   "test.run's command, split on spaces (no shell quoting)");
   flags.AddInt("test-timeout-s", 60, "wall-clock timeout of test.run, seconds");
   flags.AddBool("list", "print the registered tools with their schemas and exit");
+  flags.AddString("isolate", "",
+                  "kernel isolation layers for test.run: all, or a list such as landlock,seccomp "
+                  "(applied where available, named in the result where not); empty: none");
   absl::StatusOr<std::vector<std::string>> positional = flags.Parse(argc, argv);
   if (!positional.ok()) return Usage(std::string(positional.status().message()));
   if (flags.help()) {
@@ -76,8 +81,19 @@ int main(int argc, char** argv) {
   for (absl::string_view s : absl::StrSplit(flags.GetString("scopes"), ',', absl::SkipEmpty())) {
     scopes.emplace(s);
   }
+  absl::StatusOr<std::set<sandbox::Layer>> layers = sandbox::ParseLayerList(flags.GetString("isolate"));
+  if (!layers.ok()) return Usage(absl::StrCat("--isolate: ", layers.status().message()));
+  agent::BuiltinToolOptions tool_options;
+  if (!layers->empty()) {
+    sandbox::IsolationOptions isolation;
+    isolation.enabled = *layers;
+    isolation.workspace = ws->root();
+    tool_options.run = [isolation](const sandbox::RunRequest& request) {
+      return sandbox::RunIsolated(request, isolation);
+    };
+  }
   agent::Registry registry(env, scopes);
-  if (absl::Status s = agent::RegisterBuiltinTools(registry); !s.ok()) {
+  if (absl::Status s = agent::RegisterBuiltinTools(registry, tool_options); !s.ok()) {
     std::fprintf(stderr, "tool: %s\n", std::string(s.message()).c_str());
     return 1;
   }
