@@ -1,0 +1,311 @@
+#include "agent/observe/replay.h"
+
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "agent/loop.h"
+#include "agent/registry.h"
+#include "agent/scripted_policy.h"
+#include "agent/state.h"
+#include "sandbox/errors.h"
+
+namespace agent::observe {
+
+using nlohmann::json;
+using sandbox::ErrorCode;
+using sandbox::MakeError;
+
+absl::StatusOr<std::unique_ptr<Policy>> MakeRecordedPolicy(const std::string& name) {
+  constexpr absl::string_view kScripted = "scripted:";
+  if (absl::StartsWith(name, kScripted)) {
+    absl::StatusOr<ScriptMode> mode = ParseScriptMode(absl::string_view(name).substr(kScripted.size()));
+    if (mode.ok()) return std::unique_ptr<Policy>(new ScriptedPolicy(*mode));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("cannot replay policy '", name,
+                   "': replay knows scripted:good, scripted:loop and scripted:escape"));
+}
+
+std::string DecisionText(const json& decision) {
+  if (!decision.is_object()) return decision.dump();
+  if (decision.contains("tool")) {
+    return absl::StrCat(decision.value("tool", ""), " ",
+                        decision.contains("args") ? decision["args"].dump(-1, ' ', false,
+                                                                          json::error_handler_t::replace)
+                                                  : "{}");
+  }
+  return decision.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json ReplayReport::ToJson() const {
+  json out = {{"run_id", run_id},
+              {"policy", policy},
+              {"match", match()},
+              {"recorded_steps", recorded_steps},
+              {"matched_steps", matched_steps},
+              {"results_served", results_served},
+              {"recording_complete", recording_complete},
+              {"recorded_stop_reason", recorded_stop_reason},
+              {"replayed_stop_reason", replayed_stop_reason},
+              {"divergence", nullptr}};
+  if (divergence) {
+    out["divergence"] = {{"step", divergence->step},
+                         {"kind", divergence->kind},
+                         {"recorded", divergence->recorded},
+                         {"replayed", divergence->replayed}};
+  }
+  return out;
+}
+
+std::string ReplayReport::ToText() const {
+  if (match()) {
+    return absl::StrCat("replay ", run_id, " (", policy, "): match, ", matched_steps, "/",
+                        recorded_steps, " decisions, stop_reason ",
+                        recording_complete ? replayed_stop_reason
+                                           : "(recording has no run_end: prefix replayed)",
+                        ", ", results_served, " recorded results served, 0 tools run\n");
+  }
+  return absl::StrCat("replay ", run_id, " (", policy, "): DIVERGED at step ", divergence->step,
+                      " (", divergence->kind, ")\n  recorded: ", DecisionText(divergence->recorded),
+                      "\n  replayed: ", DecisionText(divergence->replayed), "\n  ", matched_steps,
+                      " of ", recorded_steps, " recorded decisions matched before it\n");
+}
+
+namespace {
+
+// What the recorded-result tools and the comparing policy share: where in the recording the loop is.
+struct Cursor {
+  const RunRecord* run = nullptr;
+  const StepRecord* current = nullptr;  // The recorded step whose decision the policy just matched.
+  int served = 0;
+  int matched = 0;
+  bool exhausted = false;  // The recording (without run_end) ran out.
+  std::optional<Divergence> divergence;
+};
+
+json DecisionJson(const Action& a) { return {{"tool", a.tool}, {"args", a.args}}; }
+
+json DecisionJson(const StepRecord& s) { return {{"tool", s.tool}, {"args", s.args}}; }
+
+absl::Status Diverged(Cursor& cursor, int step, std::string kind, json recorded, json replayed) {
+  cursor.divergence = Divergence{step, std::move(kind), std::move(recorded), std::move(replayed)};
+  return MakeError(ErrorCode::kEPRECONDITION, "replay diverged from the recording");
+}
+
+// The loop's step fingerprint, recomputed from what the replay saw, against the recorded one.
+// Recordings without fingerprints are not checked.
+absl::Status CheckFingerprint(Cursor& cursor, const SessionEntry& entry) {
+  const size_t index = static_cast<size_t>(entry.step) - 1;
+  if (entry.step < 1 || index >= cursor.run->steps.size()) return absl::OkStatus();
+  const StepRecord& rec = cursor.run->steps[index];
+  if (rec.fingerprint.empty()) return absl::OkStatus();
+  std::string replayed = Fingerprint(Action{entry.tool, entry.args}, entry.result,
+                                     entry.world_version);
+  if (replayed == rec.fingerprint) return absl::OkStatus();
+  return Diverged(cursor, entry.step, "fingerprint",
+                  {{"fingerprint", rec.fingerprint}, {"decision", DecisionJson(rec)}},
+                  {{"fingerprint", replayed}, {"world_version", entry.world_version}});
+}
+
+// Asks the recorded policy for each decision and holds it against the recording.
+class ComparingPolicy : public Policy {
+ public:
+  ComparingPolicy(std::unique_ptr<Policy> inner, Cursor& cursor)
+      : inner_(std::move(inner)), cursor_(cursor) {}
+
+  std::string Name() const override { return inner_->Name(); }
+
+  absl::StatusOr<Action> Next(const State& state) override {
+    if (!state.session.messages.empty()) {
+      if (absl::Status s = CheckFingerprint(cursor_, state.session.messages.back()); !s.ok()) {
+        return s;
+      }
+    }
+    cursor_.current = nullptr;
+    const int step = state.control.steps;  // Already spent: 1 for the first decision.
+    absl::StatusOr<Action> action = inner_->Next(state);
+    json replayed = action.ok() ? DecisionJson(*action)
+                                : json{{"policy_error", std::string(action.status().message())}};
+    const std::vector<StepRecord>& steps = cursor_.run->steps;
+    if (static_cast<size_t>(step) <= steps.size()) {
+      const StepRecord& rec = steps[step - 1];
+      if (!action.ok() || replayed != DecisionJson(rec)) {
+        return Diverged(cursor_, step, "decision", DecisionJson(rec), replayed);
+      }
+      cursor_.current = &rec;
+      ++cursor_.matched;
+      return action;
+    }
+    // Past the recorded steps.
+    const std::optional<json>& end = cursor_.run->end;
+    if (!end) {
+      cursor_.exhausted = true;
+      return MakeError(ErrorCode::kEPRECONDITION, "the recording ends here");
+    }
+    const std::string stop = end->value("stop_reason", "");
+    const json pending = end->contains("pending_decision") ? (*end)["pending_decision"] : json();
+    if (pending.is_object() && stop == "max_tool_calls") {
+      // The decision the spent tool budget kept from running: compared, then refused by the loop.
+      if (!action.ok() || replayed != json{{"tool", pending.value("tool", "")},
+                                           {"args", pending.value("args", json::object())}}) {
+        return Diverged(cursor_, step, "decision", pending, replayed);
+      }
+      return action;
+    }
+    if (stop == "error" && !action.ok()) return action;  // The recorded run ended the same way.
+    return Diverged(cursor_, step, "decision",
+                    {{"stop_reason", stop}, {"stop_detail", end->value("stop_detail", "")}},
+                    replayed);
+  }
+
+ private:
+  std::unique_ptr<Policy> inner_;
+  Cursor& cursor_;
+};
+
+absl::Time RecordedTime(const json& result) {
+  absl::Time t;
+  std::string err;
+  if (result.contains("observed_at") && result["observed_at"].is_string() &&
+      absl::ParseTime(absl::RFC3339_full, result["observed_at"].get<std::string>(), &t, &err)) {
+    return t;
+  }
+  return absl::UnixEpoch();
+}
+
+// The recorded step's envelope as a handler's return: data, refs and cost for a success, the code
+// and message for a failure (the registry rebuilds retryable and suggested_action from the one
+// error table, as it did when the run was recorded).
+absl::StatusOr<ToolOutput> RecordedOutput(const StepRecord& rec) {
+  const json& r = rec.result;
+  if (!rec.ok()) {
+    const json& error = r["error"];
+    absl::StatusOr<ErrorCode> code = sandbox::ParseErrorCode(error.value("code", ""));
+    return MakeError(code.ok() ? *code : ErrorCode::kEINTERNAL, error.value("message", ""));
+  }
+  ToolOutput out;
+  out.data = r.contains("data") ? r["data"] : json(nullptr);
+  if (r.contains("refs") && r["refs"].is_array()) {
+    for (const json& ref : r["refs"]) {
+      if (ref.is_object()) out.refs.push_back({ref.value("path", ""), ref.value("sha256", "")});
+    }
+  }
+  if (r.contains("cost") && r["cost"].is_object()) out.cost = r["cost"];
+  return out;
+}
+
+// Applies the recorded state snapshot's world version, done and answer: what the real handler did
+// to the state (patch.apply bumps the version, task.finish marks the task done).
+void ApplyRecordedState(const StepRecord& rec, State& state) {
+  const json& st = rec.state;
+  if (st.contains("world_version") && st["world_version"].is_number_unsigned()) {
+    state.world.version = st["world_version"].get<uint64_t>();
+  }
+  if (st.contains("done") && st["done"].is_boolean()) state.task.done = st["done"].get<bool>();
+  if (st.contains("answer") && st["answer"].is_string()) {
+    state.task.answer = st["answer"].get<std::string>();
+  }
+}
+
+absl::Status RegisterRecordedTools(const RunRecord& run, Cursor& cursor, Registry& registry) {
+  std::set<std::string> names;
+  if (run.start && (*run.start).contains("tools") && (*run.start)["tools"].is_array()) {
+    for (const json& t : (*run.start)["tools"]) {
+      if (t.is_string()) names.insert(t.get<std::string>());
+    }
+  }
+  for (const StepRecord& s : run.steps) names.insert(s.tool);
+  for (const std::string& name : names) {
+    if (name.empty()) continue;  // The real registry refused it too; no policy decision matches it.
+    ToolSpec spec;
+    spec.name = name;
+    spec.description = "recorded result";
+    spec.auth_scope = "replay:recorded";
+    spec.handler = [&cursor](ToolContext& ctx, const json&) -> absl::StatusOr<ToolOutput> {
+      if (cursor.current == nullptr) {
+        return MakeError(ErrorCode::kEINTERNAL, "replay: no recorded result for this call");
+      }
+      ++cursor.served;
+      ApplyRecordedState(*cursor.current, ctx.state);
+      return RecordedOutput(*cursor.current);
+    };
+    if (absl::Status s = registry.Register(std::move(spec)); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ReplayReport> Replay(const RunRecord& run, const PolicyFactory& make_policy) {
+  if (!run.start) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("run ", run.run_id, " has no run_start line: its policy and budgets are unknown"));
+  }
+  const json& header = *run.start;
+  absl::StatusOr<std::unique_ptr<Policy>> inner = make_policy(run.policy());
+  if (!inner.ok()) return inner.status();
+
+  Cursor cursor;
+  cursor.run = &run;
+  // No workspace and no test command: a replayed tool has no exit to the world to reach.
+  Registry registry(ToolEnv{}, {"replay:recorded"});
+  if (absl::Status s = RegisterRecordedTools(run, cursor, registry); !s.ok()) return s;
+  registry.set_clock([&cursor] {
+    return cursor.current != nullptr ? RecordedTime(cursor.current->result) : absl::UnixEpoch();
+  });
+
+  State state;
+  state.task.goal = header.value("goal", "");
+  state.control.max_steps = header["budgets"]["max_steps"].get<int>();
+  state.control.max_tool_calls = header["budgets"]["max_tool_calls"].get<int>();
+  LoopOptions options;
+  options.run_id = run.run_id;
+  options.no_progress_window = header.value("no_progress_window", 3);
+  // The file list before step 1 is not in the trace; after each step it is the recorded snapshot's.
+  options.list_files = [&cursor]() -> absl::StatusOr<std::vector<std::string>> {
+    std::vector<std::string> files;
+    if (cursor.current != nullptr && cursor.current->state.contains("files") &&
+        cursor.current->state["files"].is_array()) {
+      for (const json& f : cursor.current->state["files"]) {
+        if (f.is_string()) files.push_back(f.get<std::string>());
+      }
+    }
+    return files;
+  };
+
+  ComparingPolicy policy(*std::move(inner), cursor);
+  RunSummary summary = RunLoop(registry, policy, state, /*trace=*/nullptr, options);
+
+  ReplayReport report;
+  report.run_id = run.run_id;
+  report.policy = run.policy();
+  report.recorded_steps = static_cast<int>(run.steps.size());
+  report.recording_complete = run.end.has_value();
+  report.recorded_stop_reason = run.stop_reason();
+  report.replayed_stop_reason = std::string(StopReasonName(summary.stop_reason));
+  if (!cursor.divergence && !cursor.exhausted && !state.session.messages.empty()) {
+    // Next() checked every step's fingerprint but the last.
+    (void)CheckFingerprint(cursor, state.session.messages.back());
+  }
+  if (!cursor.divergence && run.end && !cursor.exhausted) {
+    json recorded = {{"stop_reason", run.stop_reason()},
+                     {"steps", (*run.end)["steps"]},
+                     {"tool_calls", (*run.end)["tool_calls"]}};
+    json replayed = {{"stop_reason", report.replayed_stop_reason},
+                     {"steps", summary.steps},
+                     {"tool_calls", summary.tool_calls}};
+    if (recorded != replayed) {
+      cursor.divergence = Divergence{summary.steps, "stop", recorded, replayed};
+    }
+  }
+  report.matched_steps = cursor.matched;
+  report.results_served = cursor.served;
+  report.divergence = cursor.divergence;
+  return report;
+}
+
+}  // namespace agent::observe
