@@ -302,6 +302,14 @@ absl::StatusOr<ReplayReport> Replay(const RunRecord& run, const PolicyFactory& m
       cursor.divergence = Divergence{summary.steps, "stop", recorded, replayed};
     }
   }
+  if (!cursor.divergence && run.end && !cursor.exhausted &&
+      static_cast<size_t>(cursor.matched) < run.steps.size()) {
+    // The replay stopped where the run_end says, yet the recording has more steps: a run spliced
+    // or duplicated into the file. Those steps were never compared, so this is no match.
+    const StepRecord& extra = run.steps[cursor.matched];
+    cursor.divergence = Divergence{cursor.matched + 1, "decision", DecisionJson(extra),
+                                   {{"stop_reason", report.replayed_stop_reason}}};
+  }
   report.matched_steps = cursor.matched;
   report.results_served = cursor.served;
   report.divergence = cursor.divergence;

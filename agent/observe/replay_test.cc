@@ -129,6 +129,19 @@ TEST(ReplayTest, ADifferentRecordedStopDiverges) {
   EXPECT_EQ(r.divergence->replayed["stop_reason"], "done");
 }
 
+TEST(ReplayTest, StepsPastTheRecordedEndAreNoMatch) {
+  // The same run recorded twice into one file: the loop stops after 4 steps as the run_end says,
+  // but 4 recorded steps were never compared.
+  std::string good = ReadTestdata("good.jsonl");
+  TraceSet set = ParseText(good + good);
+  ASSERT_EQ(set.runs[0].steps.size(), 8u);
+  EXPECT_THAT(set.warnings, ::testing::Contains(HasSubstr("has step 1 where step 5 was due")));
+  ReplayReport r = MustReplay(set.runs[0]);
+  ASSERT_FALSE(r.match());
+  EXPECT_EQ(r.divergence->step, 5);
+  EXPECT_EQ(r.matched_steps, 4);
+}
+
 TEST(ReplayTest, RefusesWhatItCannotReplay) {
   TraceSet set = LoadTestdata("good.jsonl");
   RunRecord run = set.runs[0];

@@ -49,7 +49,10 @@ expect 0 "(scripted:good): match, 4/4 decisions, stop_reason done" -- replay "$D
 expect 0 "(scripted:escape): match, 3/3 decisions, stop_reason no_progress" -- replay "$D/two_runs.jsonl"
 expect 0 '"match": true' -- replay --json --run=2222222222222222bbbbbbbbbbbbbbbb "$D/two_runs.jsonl"
 sed 's/"new":"echo $((a + b))"/"new":"echo $((a * b))"/' "$D/good.jsonl" > "$TMP/edited.jsonl"
-expect 1 "DIVERGED at step 2 (decision)" -- replay "$D/good.jsonl" "$TMP/edited.jsonl" 2>/dev/null
+# The same run_id twice (two recordings concatenated): the steps past the first run_end were never
+# compared, which is no match.
+expect 1 "DIVERGED at step 5 (decision)" -- replay "$D/good.jsonl" "$TMP/edited.jsonl"
+expect 0 "has step 1 where step 5 was due" -- stats "$D/good.jsonl" "$TMP/edited.jsonl"
 expect 1 'recorded: patch.apply {"new":"echo $((a * b))"' -- replay "$TMP/edited.jsonl"
 expect 2 "no run with run_id nope" -- replay --run=nope "$D/good.jsonl"
 

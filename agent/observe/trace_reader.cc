@@ -200,7 +200,14 @@ absl::Status AddLine(const json& line, const std::string& where, TraceSet& set) 
     if (run.end) {
       set.warnings.push_back(absl::StrCat(where, ": step line after the run_end of run ", id));
     }
-    run.steps.push_back(ToStep(line, where));
+    StepRecord step = ToStep(line, where);
+    const int expected = run.steps.empty() ? 1 : run.steps.back().step + 1;
+    if (step.step != expected) {
+      set.warnings.push_back(absl::StrCat(where, ": run ", id, " has step ", step.step,
+                                          " where step ", expected,
+                                          " was due (a duplicated, spliced or cut recording)"));
+    }
+    run.steps.push_back(std::move(step));
   } else if (t == "run_end") {
     if (absl::Status s = CheckFields(line, t, kEndFields); !s.ok()) return s;
     RunRecord& run = RunFor(set, id);
