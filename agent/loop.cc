@@ -70,7 +70,7 @@ absl::Status RefreshWorld(State& state, const LoopOptions& options) {
 }
 
 // The loop proper; may throw only through nlohmann::json misuse, which RunLoop catches.
-RunSummary RunLoopOrThrow(const Registry& registry, Policy& policy, State& state,
+RunSummary RunLoopOrThrow(const ToolCaller& registry, Policy& policy, State& state,
                           TraceWriter* trace, const LoopOptions& options) {
   RunSummary summary;
   summary.run_id = options.run_id.empty() ? NewRunId() : options.run_id;
@@ -115,6 +115,7 @@ RunSummary RunLoopOrThrow(const Registry& registry, Policy& policy, State& state
       pending = *action;
       break;
     }
+    const std::string started_at = Rfc3339Millis(absl::Now());
     auto start = std::chrono::steady_clock::now();
     json result = registry.Call(state, action->tool, action->args);
     double duration_ms = MillisSince(start);
@@ -126,6 +127,7 @@ RunSummary RunLoopOrThrow(const Registry& registry, Policy& policy, State& state
     trace_ok = write("step", {{"step", state.control.steps},
                               {"decision", {{"tool", action->tool}, {"args", action->args}}},
                               {"result", result},
+                              {"started_at", started_at},
                               {"duration_ms", duration_ms},
                               {"budget_before", budget_before},
                               {"state", state.Snapshot()},
@@ -165,10 +167,10 @@ RunSummary RunLoopOrThrow(const Registry& registry, Policy& policy, State& state
 
 }  // namespace
 
-RunSummary RunLoop(const Registry& registry, Policy& policy, State& state, TraceWriter* trace,
+RunSummary RunLoop(const ToolCaller& tools, Policy& policy, State& state, TraceWriter* trace,
                    const LoopOptions& options) {
   try {
-    return RunLoopOrThrow(registry, policy, state, trace, options);
+    return RunLoopOrThrow(tools, policy, state, trace, options);
   } catch (const std::exception& e) {
     Stop(state, StopReason::kError, absl::StrCat("internal error in the loop: ", e.what()));
   }

@@ -69,8 +69,9 @@ struct RunSummary {
 // A fresh random run id (32 lower-case hex characters).
 std::string NewRunId();
 
-// Runs until done or a stop condition. `trace` may be null (no trace). Never throws.
-RunSummary RunLoop(const Registry& registry, Policy& policy, State& state, TraceWriter* trace,
+// Runs until done or a stop condition, calling tools through `tools` (normally the Registry). `trace`
+// may be null (no trace). Never throws.
+RunSummary RunLoop(const ToolCaller& tools, Policy& policy, State& state, TraceWriter* trace,
                    const LoopOptions& options);
 
 }  // namespace agent

@@ -1,5 +1,6 @@
 #include "agent/loop.h"
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -224,6 +225,8 @@ TEST_F(LoopTest, TraceHasHeaderStepsAndFooterWithRunIdAndVersion) {
   EXPECT_EQ(lines[1]["budget_before"], json({{"steps_left", 2}, {"tools_left", 10}}));
   EXPECT_EQ(lines[2]["budget_before"], json({{"steps_left", 1}, {"tools_left", 9}}));
   EXPECT_TRUE(lines[1]["duration_ms"].is_number());
+  EXPECT_TRUE(lines[1]["started_at"].is_string());
+  EXPECT_EQ(lines[1]["fingerprint"].get<std::string>().size(), 64u);
   EXPECT_EQ(lines[1]["result"]["ok"], true);
 }
 
@@ -276,6 +279,46 @@ TEST(StateTest, TestsPassedSinceLastWriteFollowsTheMostRecentTestRun) {
   EXPECT_TRUE(s.TestsPassedSinceLastWrite());
   s.AddToolResult("test.run", json::object(), fail);
   EXPECT_FALSE(s.TestsPassedSinceLastWrite());
+}
+
+}  // namespace
+}  // namespace agent
+
+namespace agent {
+namespace {
+
+// A policy that kills its own process at a given step, as an OOM killer or a CI timeout would.
+class KillingPolicy : public Policy {
+ public:
+  explicit KillingPolicy(int kill_at) : kill_at_(kill_at) {}
+  absl::StatusOr<Action> Next(const State& state) override {
+    if (state.control.steps == kill_at_) raise(SIGKILL);
+    return Action{"t.echo", {{"i", state.control.steps}}};
+  }
+  std::string Name() const override { return "killing"; }
+
+ private:
+  int kill_at_;
+};
+
+TEST_F(LoopTest, AKilledRunLeavesOnlyCompleteParsableLines) {
+  KillingPolicy policy(3);
+  EXPECT_EXIT(
+      {
+        auto trace = TraceWriter::Open(trace_path_, true);
+        if (!trace.ok()) std::exit(1);
+        RunLoop(registry_, policy, state_, &*trace, LoopOptions{});
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGKILL), "");
+  std::ifstream in(trace_path_);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  std::vector<json> lines = TraceLines();  // Throws (fails the test) on a partial line.
+  ASSERT_EQ(lines.size(), 3u);             // run_start and steps 1 and 2; no run_end.
+  EXPECT_EQ(lines[0]["type"], "run_start");
+  EXPECT_EQ(lines[2]["step"], 2);
 }
 
 }  // namespace

@@ -22,7 +22,19 @@
 
 namespace agent {
 
-class Registry {
+// What the loop calls tools through: the registry, or a stand-in such as replay's table of recorded
+// results (issue 8), which must then also apply the recorded state changes (world version, done).
+class ToolCaller {
+ public:
+  virtual ~ToolCaller() = default;
+  // Calls `tool` with `args`; always returns an envelope (see envelope.h).
+  virtual nlohmann::json Call(State& state, const std::string& tool,
+                              const nlohmann::json& args) const = 0;
+  // The tool names, sorted, for the trace header.
+  virtual std::vector<std::string> Names() const = 0;
+};
+
+class Registry : public ToolCaller {
  public:
   // `granted_scopes`: the auth scopes this run holds; a tool needing another scope is refused (EPERM).
   Registry(ToolEnv env, std::set<std::string> granted_scopes);
@@ -32,13 +44,14 @@ class Registry {
   absl::Status Register(ToolSpec spec);
 
   // Calls `tool` with `args`; always returns an envelope (see envelope.h).
-  nlohmann::json Call(State& state, const std::string& tool, const nlohmann::json& args) const;
+  nlohmann::json Call(State& state, const std::string& tool,
+                      const nlohmann::json& args) const override;
 
   // The registered tool, or nullptr.
   const ToolSpec* Find(const std::string& name) const;
 
   // Registered tool names, sorted.
-  std::vector<std::string> Names() const;
+  std::vector<std::string> Names() const override;
 
   // The tool list a policy or model sees: [{name, description, input_schema, effect, idempotency,
   // auth_scope}].

@@ -6,7 +6,8 @@
 // several runs can share one file (issue 8 groups by run_id):
 //   run_start: run_id, started_at, goal, policy, budgets{max_steps, max_tool_calls},
 //              no_progress_window, tools[], workspace
-//   step:      step, decision{tool, args}, result (the envelope), duration_ms,
+//   step:      step, decision{tool, args}, result (the envelope), started_at (RFC 3339, ms; the
+//              result's observed_at is the end), duration_ms (the tool call, to the microsecond),
 //              budget_before{steps_left, tools_left} (what was left before this step spent anything),
 //              state (the snapshot after the state update: files, world_version, done, answer, steps,
 //              tool_calls, messages), fingerprint
@@ -17,6 +18,9 @@
 // budget columns are null for the run_start and run_end lines, so command 1 prints one extra
 // "2 null" row and command 3 two empty rows; `select(.type == "step")` gives the step lines alone.
 // Selections on `.step` or `.result` (command 2, the CI's jq -e checks) match step lines only.
+// Debian 12's jq 1.6 takes `jq -e`'s exit status from the last input line alone, which is run_end, so
+// `jq -e 'select(<step filter>)' TRACE` prints the match yet exits 4; assert with
+// `jq -e -s 'any(.[]; <step filter>)' TRACE` instead (agent/demo_test.sh does).
 //
 // Thread-safety: a TraceWriter is used by one run on one thread.
 #ifndef AGENT_TRACE_H_
