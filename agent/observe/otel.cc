@@ -60,10 +60,18 @@ json Status(int code, const std::string& message) {
 }
 
 json StepSpan(const RunRecord& run, const StepRecord& s, int64_t& cursor_ns, int64_t run_start_ns) {
+  // Step lines carry started_at (ms) and the call's duration (us); older lines only the result's
+  // observed_at, the end of the call.
   const int64_t duration = MillisToNs(s.duration_ms);
-  int64_t end = TimeNs(s.result, "observed_at").value_or(cursor_ns + duration);
-  int64_t start = std::max(end - duration, run_start_ns);
-  end = std::max(end, start);
+  int64_t start, end;
+  if (std::optional<int64_t> started = TimeNs(json{{"started_at", s.started_at}}, "started_at"); started) {
+    start = std::max(*started, run_start_ns);
+    end = start + duration;
+  } else {
+    end = TimeNs(s.result, "observed_at").value_or(cursor_ns + duration);
+    start = std::max(end - duration, run_start_ns);
+    end = std::max(end, start);
+  }
   cursor_ns = end;
 
   json attrs = json::array({

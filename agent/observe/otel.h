@@ -14,8 +14,9 @@
 // Ids are derived, not random, so the export is reproducible and testable: traceId is the first 32
 // hex digits of sha256("otel-trace:" + run_id), spanId the first 16 of
 // sha256("otel-span:" + run_id + ":" + step) with step 0 for the run span. Times come from the trace:
-// a step ends at its result's observed_at and starts duration_ms before (clamped to the run's
-// start); the run spans started_at..ended_at (or its steps, for a run without run_end). Times are
+// a step starts at its started_at and lasts duration_ms (a step line without started_at ends at its
+// result's observed_at instead); no step starts before its run, which spans started_at..ended_at
+// (or its steps, for a run without run_end). Times are
 // nanoseconds since the epoch, as decimal strings (OTLP/JSON encodes 64-bit integers as strings).
 //
 // Thread-safety: pure functions.

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "agent/envelope.h"
 #include "agent/loop.h"
 #include "agent/registry.h"
 #include "agent/scripted_policy.h"
@@ -167,37 +168,6 @@ class ComparingPolicy : public Policy {
   Cursor& cursor_;
 };
 
-absl::Time RecordedTime(const json& result) {
-  absl::Time t;
-  std::string err;
-  if (result.contains("observed_at") && result["observed_at"].is_string() &&
-      absl::ParseTime(absl::RFC3339_full, result["observed_at"].get<std::string>(), &t, &err)) {
-    return t;
-  }
-  return absl::UnixEpoch();
-}
-
-// The recorded step's envelope as a handler's return: data, refs and cost for a success, the code
-// and message for a failure (the registry rebuilds retryable and suggested_action from the one
-// error table, as it did when the run was recorded).
-absl::StatusOr<ToolOutput> RecordedOutput(const StepRecord& rec) {
-  const json& r = rec.result;
-  if (!rec.ok()) {
-    const json& error = r["error"];
-    absl::StatusOr<ErrorCode> code = sandbox::ParseErrorCode(error.value("code", ""));
-    return MakeError(code.ok() ? *code : ErrorCode::kEINTERNAL, error.value("message", ""));
-  }
-  ToolOutput out;
-  out.data = r.contains("data") ? r["data"] : json(nullptr);
-  if (r.contains("refs") && r["refs"].is_array()) {
-    for (const json& ref : r["refs"]) {
-      if (ref.is_object()) out.refs.push_back({ref.value("path", ""), ref.value("sha256", "")});
-    }
-  }
-  if (r.contains("cost") && r["cost"].is_object()) out.cost = r["cost"];
-  return out;
-}
-
 // Applies the recorded state snapshot's world version, done and answer: what the real handler did
 // to the state (patch.apply bumps the version, task.finish marks the task done).
 void ApplyRecordedState(const StepRecord& rec, State& state) {
@@ -211,32 +181,39 @@ void ApplyRecordedState(const StepRecord& rec, State& state) {
   }
 }
 
-absl::Status RegisterRecordedTools(const RunRecord& run, Cursor& cursor, Registry& registry) {
-  std::set<std::string> names;
-  if (run.start && (*run.start).contains("tools") && (*run.start)["tools"].is_array()) {
-    for (const json& t : (*run.start)["tools"]) {
-      if (t.is_string()) names.insert(t.get<std::string>());
-    }
-  }
-  for (const StepRecord& s : run.steps) names.insert(s.tool);
-  for (const std::string& name : names) {
-    if (name.empty()) continue;  // The real registry refused it too; no policy decision matches it.
-    ToolSpec spec;
-    spec.name = name;
-    spec.description = "recorded result";
-    spec.auth_scope = "replay:recorded";
-    spec.handler = [&cursor](ToolContext& ctx, const json&) -> absl::StatusOr<ToolOutput> {
-      if (cursor.current == nullptr) {
-        return MakeError(ErrorCode::kEINTERNAL, "replay: no recorded result for this call");
+// The loop's tool door during a replay: a table lookup. It hands back the recorded envelope of the
+// step whose decision the policy just matched, byte for byte, and applies that step's recorded state
+// changes. It has no workspace, runner or registry behind it: there is nothing it could execute.
+class RecordedResults : public ToolCaller {
+ public:
+  RecordedResults(const RunRecord& run, Cursor& cursor) : cursor_(cursor) {
+    std::set<std::string> names;
+    if (run.start && run.start->contains("tools") && (*run.start)["tools"].is_array()) {
+      for (const json& t : (*run.start)["tools"]) {
+        if (t.is_string()) names.insert(t.get<std::string>());
       }
-      ++cursor.served;
-      ApplyRecordedState(*cursor.current, ctx.state);
-      return RecordedOutput(*cursor.current);
-    };
-    if (absl::Status s = registry.Register(std::move(spec)); !s.ok()) return s;
+    }
+    names_.assign(names.begin(), names.end());
   }
-  return absl::OkStatus();
-}
+
+  json Call(State& state, const std::string& tool, const json& args) const override {
+    if (cursor_.current == nullptr) {
+      // Unreachable: the comparing policy stops the loop before an unmatched decision gets here.
+      return ErrorEnvelope(MakeError(ErrorCode::kEINTERNAL,
+                                     absl::StrCat("replay: no recorded result for ", tool)),
+                           json::object(), absl::UnixEpoch());
+    }
+    ++cursor_.served;
+    ApplyRecordedState(*cursor_.current, state);
+    return cursor_.current->result;
+  }
+
+  std::vector<std::string> Names() const override { return names_; }
+
+ private:
+  Cursor& cursor_;
+  std::vector<std::string> names_;
+};
 
 }  // namespace
 
@@ -251,12 +228,7 @@ absl::StatusOr<ReplayReport> Replay(const RunRecord& run, const PolicyFactory& m
 
   Cursor cursor;
   cursor.run = &run;
-  // No workspace and no test command: a replayed tool has no exit to the world to reach.
-  Registry registry(ToolEnv{}, {"replay:recorded"});
-  if (absl::Status s = RegisterRecordedTools(run, cursor, registry); !s.ok()) return s;
-  registry.set_clock([&cursor] {
-    return cursor.current != nullptr ? RecordedTime(cursor.current->result) : absl::UnixEpoch();
-  });
+  RecordedResults tools(run, cursor);
 
   State state;
   state.task.goal = header.value("goal", "");
@@ -278,7 +250,7 @@ absl::StatusOr<ReplayReport> Replay(const RunRecord& run, const PolicyFactory& m
   };
 
   ComparingPolicy policy(*std::move(inner), cursor);
-  RunSummary summary = RunLoop(registry, policy, state, /*trace=*/nullptr, options);
+  RunSummary summary = RunLoop(tools, policy, state, /*trace=*/nullptr, options);
 
   ReplayReport report;
   report.run_id = run.run_id;

@@ -1,14 +1,15 @@
 // `trace replay`: rebuilds a run's decision chain from its recorded evidence (seed 13.7.4) and checks
 // that the same policy makes the same decisions.
 //
-// How: the agent's real loop (agent::RunLoop) runs again with the policy named in run_start and a
-// registry whose every tool is a "recorded result" handler: it returns step N's recorded envelope and
-// sets the world version, done and answer from step N's recorded state snapshot. The seed says it
-// this way: "replace registry.call with a table lookup that returns the recorded result". The real
-// loop then does the rest exactly as in the recorded run: budgets, the session, the no-progress
-// fingerprint and its stop. The registry's ToolEnv has no workspace and no test command, and no
-// trace is written, so nothing in a replay reaches the filesystem or starts a process (the test
-// proves it under a seccomp filter that forbids both).
+// How: the agent's real loop (agent::RunLoop) runs again with the policy named in run_start, and its
+// tool door (agent::ToolCaller, normally the Registry) is a table of recorded results: for step N it
+// returns step N's recorded envelope unchanged and sets the world version, done and answer from step
+// N's recorded state snapshot. The seed says it this way (13.7.4): "replace registry.call with a
+// table lookup that returns the recorded result". The real loop does the rest exactly as in the
+// recorded run: budgets, the session, the no-progress fingerprint and its stop. There is no registry,
+// workspace or runner behind the table and no trace is written, so nothing in a replay reaches the
+// filesystem or starts a process (replay_no_side_effects_test proves it under a seccomp filter that
+// kills the process on either).
 //
 // What is compared, in order:
 //   - each decision {tool, args} against the recorded step's (the first difference stops the loop);

@@ -147,6 +147,9 @@ StepRecord ToStep(const json& line, std::string source) {
   s.tools_left = line["budget_before"]["tools_left"].get<int>();
   s.state = line["state"];
   s.fingerprint = line.value("fingerprint", "");
+  if (line.contains("started_at") && line["started_at"].is_string()) {
+    s.started_at = line["started_at"].get<std::string>();
+  }
   return s;
 }
 

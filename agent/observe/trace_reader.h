@@ -36,6 +36,7 @@ struct StepRecord {
   int tools_left = 0;
   nlohmann::json state;  // The snapshot after the step (object).
   std::string fingerprint;
+  std::string started_at;  // RFC 3339 when the call started; "" in lines written before it existed.
 
   bool ok() const;
   // result.error.code, or "" for a success.
