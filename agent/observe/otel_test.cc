@@ -1,6 +1,9 @@
 #include "agent/observe/otel.h"
 
+#include <cmath>
 #include <set>
+
+#include "absl/time/time.h"
 
 #include "agent/observe/test_util.h"
 #include "gmock/gmock.h"
@@ -84,6 +87,20 @@ TEST(OtelTest, GenAiSpansAndOurAttributes) {
   EXPECT_EQ(Attr(refused, "sandboxed_agent.error.suggested_action")["stringValue"], "stop");
   EXPECT_EQ(refused["status"]["code"], 2);
   EXPECT_FALSE(refused["status"]["message"].get<std::string>().empty());
+}
+
+TEST(OtelTest, StepTimesComeFromStartedAtAndDuration) {
+  TraceSet set = LoadTestdata("good.jsonl");
+  const StepRecord& first = set.runs[0].steps[0];
+  ASSERT_FALSE(first.started_at.empty());
+  absl::Time started;
+  std::string err;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, first.started_at, &started, &err)) << err;
+  const json& span = Spans(ToOtlpJson(set))[1];
+  const int64_t start = std::stoll(span["startTimeUnixNano"].get<std::string>());
+  const int64_t end = std::stoll(span["endTimeUnixNano"].get<std::string>());
+  EXPECT_EQ(start, absl::ToUnixNanos(started));
+  EXPECT_EQ(end - start, static_cast<int64_t>(std::llround(first.duration_ms * 1e6)));
 }
 
 TEST(OtelTest, ARunWithoutRunEnd) {
