@@ -96,7 +96,8 @@ TEST(OtelTest, StepTimesComeFromStartedAtAndDuration) {
   absl::Time started;
   std::string err;
   ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, first.started_at, &started, &err)) << err;
-  const json& span = Spans(ToOtlpJson(set))[1];
+  const json doc = ToOtlpJson(set);
+  const json& span = Spans(doc)[1];
   const int64_t start = std::stoll(span["startTimeUnixNano"].get<std::string>());
   const int64_t end = std::stoll(span["endTimeUnixNano"].get<std::string>());
   EXPECT_EQ(start, absl::ToUnixNanos(started));
