@@ -157,7 +157,12 @@ class ComparingPolicy : public Policy {
       }
       return action;
     }
-    if (stop == "error" && !action.ok()) return action;  // The recorded run ended the same way.
+    // The recorded run ended with the policy's error (the loop writes "policy: <message>"): the
+    // replayed policy must give up the same way.
+    if (stop == "error" && !action.ok() &&
+        absl::EndsWith(end->value("stop_detail", ""), action.status().message())) {
+      return action;
+    }
     return Diverged(cursor_, step, "decision",
                     {{"stop_reason", stop}, {"stop_detail", end->value("stop_detail", "")}},
                     replayed);

@@ -142,6 +142,19 @@ TEST(ReplayTest, StepsPastTheRecordedEndAreNoMatch) {
   EXPECT_EQ(r.matched_steps, 4);
 }
 
+TEST(ReplayTest, APolicyThatGivesUpForAnotherReasonDiverges) {
+  TraceSet set = LoadTestdata("tests_fail.jsonl");
+  ASSERT_EQ(set.runs[0].stop_reason(), "error");
+  EXPECT_TRUE(MustReplay(set.runs[0]).match());
+  (*set.runs[0].end)["stop_detail"] = "policy: some other reason";
+  ReplayReport r = MustReplay(set.runs[0]);
+  ASSERT_FALSE(r.match());
+  EXPECT_EQ(r.divergence->step, 4);
+  EXPECT_EQ(r.divergence->recorded["stop_detail"], "policy: some other reason");
+  EXPECT_THAT(r.divergence->replayed["policy_error"].get<std::string>(),
+              HasSubstr("the tests still fail"));
+}
+
 TEST(ReplayTest, RefusesWhatItCannotReplay) {
   TraceSet set = LoadTestdata("good.jsonl");
   RunRecord run = set.runs[0];
