@@ -285,7 +285,7 @@ std::string FormatLog(const TestCommand& cmd, const sandbox::RunResult& r) {
   return log;
 }
 
-absl::StatusOr<ToolOutput> TestRun(ToolContext& ctx, const json&) {
+absl::StatusOr<ToolOutput> TestRun(const ProcessRunner& run, ToolContext& ctx, const json&) {
   SB_ASSIGN_OR_RETURN(const sandbox::Workspace* ws, WorkspaceOf(ctx));
   const TestCommand& cmd = ctx.env.test;
   sandbox::RunRequest request;
@@ -294,7 +294,7 @@ absl::StatusOr<ToolOutput> TestRun(ToolContext& ctx, const json&) {
   request.wall_timeout = cmd.timeout;
   request.stdout_cap = cmd.log_cap;
   request.stderr_cap = cmd.log_cap;
-  SB_ASSIGN_OR_RETURN(sandbox::RunResult r, sandbox::Run(request));
+  SB_ASSIGN_OR_RETURN(sandbox::RunResult r, run(request));
 
   const std::string log = FormatLog(cmd, r);
   const std::string log_sha = Sha256Hex(log);
@@ -356,7 +356,9 @@ sandbox::WorkspaceOptions AgentWorkspaceOptions() {
   return options;
 }
 
-absl::Status RegisterBuiltinTools(Registry& registry) {
+absl::Status RegisterBuiltinTools(Registry& registry, const BuiltinToolOptions& options) {
+  ProcessRunner run = options.run;
+  if (!run) run = [](const sandbox::RunRequest& r) { return sandbox::Run(r); };
   const json path_only = {{"type", "object"},
                           {"properties", {{"path", StringSchema()}}},
                           {"required", {"path"}},
@@ -404,7 +406,8 @@ absl::Status RegisterBuiltinTools(Registry& registry) {
                    "Run the workspace's test command in the sandbox; exit status, capped output "
                    "and a ref to the full log.",
                    {{"type", "object"}, {"additionalProperties", false}},
-                   Effect::kExec, Idempotency::kIdempotent, "exec:test", TestRun,
+                   Effect::kExec, Idempotency::kIdempotent, "exec:test",
+                   [run](ToolContext& ctx, const json& args) { return TestRun(run, ctx, args); },
                    TestCommandConfigured, {{"units", 5}}});
   specs.push_back({"task.finish",
                    "Submit the answer and end the task; refused unless tests passed after the last "

@@ -30,11 +30,14 @@
 #define AGENT_BUILTIN_TOOLS_H_
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "agent/registry.h"
+#include "sandbox/runner.h"
 #include "sandbox/workspace.h"
 
 namespace agent {
@@ -49,8 +52,16 @@ std::set<std::string> BuiltinScopes();
 // Workspace options for the agent: the sandbox's default list excludes plus `.agent`.
 sandbox::WorkspaceOptions AgentWorkspaceOptions();
 
+// How test.run starts its process: sandbox::Run by default; a caller that wants the kernel isolation
+// layers passes a function that applies them (the runner's contract either way).
+using ProcessRunner = std::function<absl::StatusOr<sandbox::RunResult>(const sandbox::RunRequest&)>;
+
+struct BuiltinToolOptions {
+  ProcessRunner run;  // Unset: sandbox::Run.
+};
+
 // Registers the six tools above.
-absl::Status RegisterBuiltinTools(Registry& registry);
+absl::Status RegisterBuiltinTools(Registry& registry, const BuiltinToolOptions& options = {});
 
 }  // namespace agent
 

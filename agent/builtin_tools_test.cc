@@ -239,6 +239,32 @@ TEST_F(BuiltinToolsTest, TestRunTimeoutIsReportedNotPassed) {
   EXPECT_EQ(result["data"]["passed"], false);
 }
 
+TEST_F(BuiltinToolsTest, TestRunPassesTheLimitsToTheRunnerItIsGiven) {
+  sandbox::RunRequest seen;
+  BuiltinToolOptions options;
+  options.run = [&seen](const sandbox::RunRequest& r) -> absl::StatusOr<sandbox::RunResult> {
+    seen = r;
+    sandbox::RunResult result;
+    result.exit_code = 0;
+    result.out.data = "fake\n";
+    result.out.total_bytes = 5;
+    return result;
+  };
+  ToolEnv env = registry_->env();
+  env.test.timeout = absl::Seconds(7);
+  env.test.log_cap = 4096;
+  registry_.emplace(env, BuiltinScopes());
+  ASSERT_TRUE(RegisterBuiltinTools(*registry_, options).ok());
+  json result = Call("test.run", json::object());
+  ASSERT_EQ(Code(result), "OK") << result.dump();
+  EXPECT_EQ(result["data"]["stdout"], "fake\n");
+  EXPECT_EQ(seen.argv, (std::vector<std::string>{"/bin/sh", "-c", "echo all good"}));
+  EXPECT_EQ(seen.cwd, ws_->root());
+  EXPECT_EQ(seen.wall_timeout, absl::Seconds(7));
+  EXPECT_EQ(seen.stdout_cap, 4096u);
+  EXPECT_EQ(seen.stderr_cap, 4096u);
+}
+
 TEST_F(BuiltinToolsTest, TestRunWithoutACommandIsAPreconditionFailure) {
   MakeRegistry(BuiltinScopes(), {});
   EXPECT_EQ(Code(Call("test.run", json::object())), "EPRECONDITION");

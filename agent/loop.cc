@@ -69,11 +69,10 @@ absl::Status RefreshWorld(State& state, const LoopOptions& options) {
   return absl::OkStatus();
 }
 
-// The loop proper; may throw only through nlohmann::json misuse, which RunLoop catches.
-RunSummary RunLoopOrThrow(const ToolCaller& registry, Policy& policy, State& state,
-                          TraceWriter* trace, const LoopOptions& options) {
-  RunSummary summary;
-  summary.run_id = options.run_id.empty() ? NewRunId() : options.run_id;
+// The loop proper; may throw only through nlohmann::json misuse, which RunLoop catches. Fills
+// `summary` as it goes, so a caught exception still reports the run id and the steps traced.
+void RunLoopOrThrow(const ToolCaller& registry, Policy& policy, State& state, TraceWriter* trace,
+                    const LoopOptions& options, RunSummary& summary) {
   auto write = [&](const std::string& type, json line) -> bool {
     if (trace == nullptr) return true;
     absl::Status s = trace->Write(type, summary.run_id, std::move(line));
@@ -92,6 +91,7 @@ RunSummary RunLoopOrThrow(const ToolCaller& registry, Policy& policy, State& sta
                        {"max_tool_calls", state.control.max_tool_calls}};
   header["no_progress_window"] = options.no_progress_window;
   header["tools"] = registry.Names();
+  header["state"] = state.Snapshot();  // Where replay starts from.
   bool trace_ok = write("run_start", std::move(header));
 
   NoProgressDetector detector(options.no_progress_window);
@@ -162,19 +162,37 @@ RunSummary RunLoopOrThrow(const ToolCaller& registry, Policy& policy, State& sta
   summary.stop_reason = state.control.stop_reason;
   summary.stop_detail = state.control.stop_detail;
   summary.tool_calls = state.control.tool_calls;
-  return summary;
 }
 
 }  // namespace
 
 RunSummary RunLoop(const ToolCaller& tools, Policy& policy, State& state, TraceWriter* trace,
                    const LoopOptions& options) {
+  RunSummary summary;
+  summary.run_id = options.run_id.empty() ? NewRunId() : options.run_id;
   try {
-    return RunLoopOrThrow(tools, policy, state, trace, options);
+    RunLoopOrThrow(tools, policy, state, trace, options, summary);
+    return summary;
   } catch (const std::exception& e) {
     Stop(state, StopReason::kError, absl::StrCat("internal error in the loop: ", e.what()));
   }
-  RunSummary summary;
+  if (trace != nullptr) {
+    // Best effort: the footer says why the run ended; a failure here leaves the trace a valid prefix.
+    try {
+      (void)trace->Write(
+          "run_end", summary.run_id,
+          {{"stop_reason", std::string(StopReasonName(state.control.stop_reason))},
+           {"stop_detail", state.control.stop_detail},
+           {"steps", state.control.steps},
+           {"tool_calls", state.control.tool_calls},
+           {"trace_steps", summary.trace_steps},
+           {"answer", state.task.answer ? json(*state.task.answer) : json(nullptr)},
+           {"ended_at", Rfc3339Millis(absl::Now())},
+           {"pending_decision", nullptr}});
+    } catch (const std::exception&) {
+      // Nothing more can be recorded; the summary below still reports the error.
+    }
+  }
   summary.answer = state.task.answer;
   summary.steps = state.control.steps;
   summary.stop_reason = state.control.stop_reason;

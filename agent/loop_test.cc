@@ -213,6 +213,8 @@ TEST_F(LoopTest, TraceHasHeaderStepsAndFooterWithRunIdAndVersion) {
   EXPECT_EQ(lines.front()["type"], "run_start");
   EXPECT_EQ(lines.front()["policy"], "list");
   EXPECT_EQ(lines.front()["budgets"], json({{"max_steps", 2}, {"max_tool_calls", 10}}));
+  EXPECT_EQ(lines.front()["state"]["steps"], 0);
+  EXPECT_EQ(lines.front()["tools"], json({"t.echo", "t.fail", "t.finish", "t.write"}));
   EXPECT_EQ(lines.back()["type"], "run_end");
   EXPECT_EQ(lines.back()["stop_reason"], "max_steps");
   for (const json& line : lines) {
@@ -300,6 +302,33 @@ class KillingPolicy : public Policy {
  private:
   int kill_at_;
 };
+
+// A policy whose code throws (a json access on a missing key), as a buggy model adapter might.
+class ThrowingPolicy : public Policy {
+ public:
+  absl::StatusOr<Action> Next(const State& state) override {
+    if (state.control.steps == 2) return Action{json::object().at("tool").get<std::string>(), {}};
+    return Action{"t.echo", {{"i", state.control.steps}}};
+  }
+  std::string Name() const override { return "throwing"; }
+};
+
+TEST_F(LoopTest, AnExceptionInThePolicyStopsWithErrorAndAFooter) {
+  ThrowingPolicy policy;
+  auto trace = TraceWriter::Open(trace_path_, true);
+  ASSERT_TRUE(trace.ok());
+  LoopOptions options;
+  options.run_id = "run-x";
+  RunSummary s = RunLoop(registry_, policy, state_, &*trace, options);
+  EXPECT_EQ(s.stop_reason, StopReason::kError);
+  EXPECT_THAT(s.stop_detail, HasSubstr("internal error"));
+  EXPECT_EQ(s.run_id, "run-x");
+  EXPECT_EQ(s.trace_steps, 1);
+  std::vector<json> lines = TraceLines();
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines.back()["type"], "run_end");
+  EXPECT_EQ(lines.back()["stop_reason"], "error");
+}
 
 TEST_F(LoopTest, AKilledRunLeavesOnlyCompleteParsableLines) {
   KillingPolicy policy(3);

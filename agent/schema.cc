@@ -212,7 +212,13 @@ class Validator {
     }
     for (const auto& [key, value] : schema.items()) {
       if (Full()) return;
-      Keyword(schema, key, value, inst, path);
+      // A schema that skipped CheckSchema may hold a malformed value (a string minLength); report it
+      // as a violation instead of letting the json access throw.
+      try {
+        Keyword(schema, key, value, inst, path);
+      } catch (const json::exception& e) {
+        Add(path, absl::StrCat("the schema's '", key, "' is malformed: ", e.what()));
+      }
     }
   }
 

@@ -124,6 +124,11 @@ TEST(CheckSchemaTest, RejectsMalformedValues) {
   EXPECT_FALSE(CheckSchema(json(3)).ok());
 }
 
+TEST(SchemaTest, MalformedUncheckedSchemaIsAViolationNotAnException) {
+  EXPECT_THAT(Validate(json::parse(R"({"minLength": "two"})"), "x"), testing::SizeIs(1));
+  EXPECT_THAT(Validate(json::parse(R"({"pattern": 3})"), "x"), testing::SizeIs(1));
+}
+
 TEST(SchemaTest, UnsupportedKeywordAtValidationIsAViolationNotIgnored) {
   EXPECT_THAT(Validate(json::parse(R"({"format": "email"})"), "x"), testing::SizeIs(1));
 }

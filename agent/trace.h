@@ -5,7 +5,8 @@
 // Line types (field `type`); every line also carries `trace_version` (kTraceVersion) and `run_id`, so
 // several runs can share one file (issue 8 groups by run_id):
 //   run_start: run_id, started_at, goal, policy, budgets{max_steps, max_tool_calls},
-//              no_progress_window, tools[], workspace
+//              no_progress_window, tools[], state (the initial snapshot), and the caller's extras
+//              (run_demo: workspace, test_command)
 //   step:      step, decision{tool, args}, result (the envelope), started_at (RFC 3339, ms; the
 //              result's observed_at is the end), duration_ms (the tool call, to the microsecond),
 //              budget_before{steps_left, tools_left} (what was left before this step spent anything),
