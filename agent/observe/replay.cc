@@ -175,8 +175,8 @@ class ComparingPolicy : public Policy {
 
 // Applies the recorded state snapshot's world version, done and answer: what the real handler did
 // to the state (patch.apply bumps the version, task.finish marks the task done).
-void ApplyRecordedState(const StepRecord& rec, State& state) {
-  const json& st = rec.state;
+void ApplyRecordedState(const json& st, State& state) {
+  if (!st.is_object()) return;
   if (st.contains("world_version") && st["world_version"].is_number_unsigned()) {
     state.world.version = st["world_version"].get<uint64_t>();
   }
@@ -209,7 +209,7 @@ class RecordedResults : public ToolCaller {
                            json::object(), absl::UnixEpoch());
     }
     ++cursor_.served;
-    ApplyRecordedState(*cursor_.current, state);
+    ApplyRecordedState(cursor_.current->state, state);
     return cursor_.current->result;
   }
 
@@ -242,12 +242,15 @@ absl::StatusOr<ReplayReport> Replay(const RunRecord& run, const PolicyFactory& m
   LoopOptions options;
   options.run_id = run.run_id;
   options.no_progress_window = header.value("no_progress_window", 3);
-  // The file list before step 1 is not in the trace; after each step it is the recorded snapshot's.
-  options.list_files = [&cursor]() -> absl::StatusOr<std::vector<std::string>> {
+  // The run starts from run_start's state snapshot (traces from before it was recorded start from
+  // an empty world); after each step the world's files are that step's recorded snapshot's.
+  const json initial = header.contains("state") ? header["state"] : json::object();
+  ApplyRecordedState(initial, state);
+  options.list_files = [&cursor, &initial]() -> absl::StatusOr<std::vector<std::string>> {
+    const json& snapshot = cursor.current != nullptr ? cursor.current->state : initial;
     std::vector<std::string> files;
-    if (cursor.current != nullptr && cursor.current->state.contains("files") &&
-        cursor.current->state["files"].is_array()) {
-      for (const json& f : cursor.current->state["files"]) {
+    if (snapshot.is_object() && snapshot.contains("files") && snapshot["files"].is_array()) {
+      for (const json& f : snapshot["files"]) {
         if (f.is_string()) files.push_back(f.get<std::string>());
       }
     }

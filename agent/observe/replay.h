@@ -1,7 +1,8 @@
 // `trace replay`: rebuilds a run's decision chain from its recorded evidence (seed 13.7.4) and checks
 // that the same policy makes the same decisions.
 //
-// How: the agent's real loop (agent::RunLoop) runs again with the policy named in run_start, and its
+// How: the agent's real loop (agent::RunLoop) runs again from run_start's initial state snapshot
+// (world files and version, done, answer) with the policy named in run_start, and its
 // tool door (agent::ToolCaller, normally the Registry) is a table of recorded results: for step N it
 // returns step N's recorded envelope unchanged and sets the world version, done and answer from step
 // N's recorded state snapshot. The seed says it this way (13.7.4): "replace registry.call with a

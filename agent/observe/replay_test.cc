@@ -155,6 +155,32 @@ TEST(ReplayTest, APolicyThatGivesUpForAnotherReasonDiverges) {
               HasSubstr("the tests still fail"));
 }
 
+// Records what the world looked like to the policy at its first decision, then plays good mode.
+class WitnessPolicy : public Policy {
+ public:
+  explicit WitnessPolicy(std::vector<std::string>* files) : files_(files) {}
+  absl::StatusOr<Action> Next(const State& state) override {
+    if (state.session.messages.empty()) *files_ = state.world.files;
+    return good_.Next(state);
+  }
+  std::string Name() const override { return "witness"; }
+
+ private:
+  std::vector<std::string>* files_;
+  ScriptedPolicy good_{ScriptMode::kGood};
+};
+
+TEST(ReplayTest, StartsFromTheRecordedInitialState) {
+  TraceSet set = LoadTestdata("good.jsonl");
+  ASSERT_TRUE(set.runs[0].start->contains("state"));
+  std::vector<std::string> files = {"not", "set"};
+  auto factory = [&files](const std::string&) -> absl::StatusOr<std::unique_ptr<Policy>> {
+    return std::unique_ptr<Policy>(new WitnessPolicy(&files));
+  };
+  EXPECT_TRUE(MustReplay(set.runs[0], factory).match());
+  EXPECT_EQ(files, (std::vector<std::string>{"calc.sh", "test.sh"}));
+}
+
 TEST(ReplayTest, RefusesWhatItCannotReplay) {
   TraceSet set = LoadTestdata("good.jsonl");
   RunRecord run = set.runs[0];
