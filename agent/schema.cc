@@ -111,8 +111,10 @@ bool IsNonNegativeInteger(const json& v) {
   return IsIntegerValued(v) && v.get<long double>() >= 0;
 }
 
+// A length or count limit as an integer, clamped (a conversion out of range would be undefined).
 uint64_t AsCount(const json& v) {
   long double d = v.get<long double>();
+  if (!(d > 0)) return 0;  // Also NaN.
   return d >= static_cast<long double>(UINT64_MAX) ? UINT64_MAX : static_cast<uint64_t>(d);
 }
 
