@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <memory>
 
@@ -50,8 +51,27 @@ absl::Status ProbeOneNamespace(Layer layer, bool with_user) {
   return linux_layers::ProbeNamespaces(o);
 }
 
+// Whether this process's root directory is a mount point. Inside a chroot onto a plain directory it
+// is not, and the mount namespace setup cannot make "/" private (mount(2) answers EINVAL); such a root
+// would need pivot_root onto a fresh tmpfs, which this layer does not do. /proc/self/mountinfo lists
+// mount points relative to the process root, so "/" appears only when the root is one.
+bool RootIsMountPoint() {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // "<id> <parent> <major:minor> <root> <mount point> ..."
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, mount_point;
+    if ((fields >> id >> parent >> dev >> root >> mount_point) && mount_point == "/") return true;
+  }
+  return false;
+}
+
 // The mount namespace setup uses the new mount API (open_tree/move_mount 5.2, mount_setattr 5.12).
 std::string MissingMountApi() {
+  if (!RootIsMountPoint()) {
+    return "the root directory is not a mount point (a chroot?), so it cannot be made private";
+  }
   long rc = syscall(__NR_mount_setattr, -1, "", 0, nullptr, 0);
   if (rc < 0 && errno == ENOSYS) return "mount_setattr(2) missing (Linux < 5.12)";
   rc = syscall(__NR_open_tree, -1, "", 0);
