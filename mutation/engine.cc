@@ -1,0 +1,577 @@
+#include "mutation/engine.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "mutation/bazel.h"
+#include "mutation/catalog.h"
+#include "mutation/generate.h"
+#include "mutation/mutant.h"
+#include "mutation/process.h"
+#include "mutation/report.h"
+#include "mutation/scratch.h"
+
+namespace mutation {
+
+bool ParseShard(const std::string& text, int* k, int* n) {
+  std::vector<std::string> parts = absl::StrSplit(text, '/');
+  if (parts.size() != 2) return false;
+  if (!absl::SimpleAtoi(parts[0], k) || !absl::SimpleAtoi(parts[1], n)) return false;
+  return *n >= 1 && *k >= 0 && *k < *n;
+}
+
+std::vector<std::pair<std::string, std::vector<std::pair<int, int>>>> ParseDiffHunks(
+    const std::string& diff) {
+  std::vector<std::pair<std::string, std::vector<std::pair<int, int>>>> out;
+  for (absl::string_view line : absl::StrSplit(diff, '\n')) {
+    if (absl::ConsumePrefix(&line, "+++ ")) {
+      absl::ConsumePrefix(&line, "b/");
+      out.push_back({std::string(line), {}});
+      continue;
+    }
+    if (!absl::ConsumePrefix(&line, "@@ ") || out.empty()) continue;
+    // "-a,b +c,d @@": the new side starts at c and spans d lines (1 when ",d" is absent).
+    std::size_t plus = line.find('+');
+    if (plus == absl::string_view::npos) continue;
+    absl::string_view spec = line.substr(plus + 1);
+    spec = spec.substr(0, spec.find(' '));
+    std::vector<absl::string_view> cd = absl::StrSplit(spec, ',');
+    int start = 0, count = 1;
+    if (!absl::SimpleAtoi(cd[0], &start)) continue;
+    if (cd.size() > 1 && !absl::SimpleAtoi(cd[1], &count)) continue;
+    if (count > 0) out.back().second.push_back({start, start + count - 1});
+  }
+  return out;
+}
+
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void Say(const std::string& s) { std::fprintf(stderr, "mutation: %s\n", s.c_str()); }
+
+// The progress line: rewritten in place on a terminal, one plain line per mutant otherwise.
+class Progress {
+ public:
+  Progress(int total, int jobs) : total_(total), jobs_(jobs), tty_(isatty(2) != 0), start_(Now()) {}
+
+  void Done(const Mutant& m) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++done_;
+    switch (m.status) {
+      case MutantStatus::kKilled: ++killed_; break;
+      case MutantStatus::kSurvived:
+      case MutantStatus::kNoCoverage: ++survived_; break;
+      case MutantStatus::kTimeout: ++timeouts_; break;
+      case MutantStatus::kCompileError: ++unviable_; break;
+      default: ++other_; break;
+    }
+    double elapsed = Now() - start_;
+    double eta = done_ == 0 ? 0 : elapsed / done_ * (total_ - done_);
+    std::string counts = absl::StrFormat(
+        "[%d/%d] killed %d, survived %d, timeouts %d, unviable %d, errors %d; ETA %dm%02ds",
+        done_, total_, killed_, survived_, timeouts_, unviable_, other_,
+        static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K%s  %s:%d %s", counts.c_str(), m.file.c_str(), m.line,
+                   StatusName(m.status));
+      if (done_ == total_) std::fprintf(stderr, "\n");
+    } else {
+      std::fprintf(stderr, "mutant %d/%d %s %s %s%s (%.1fs) | %s\n", done_, total_, m.id.c_str(),
+                   StatusName(m.status), m.killed_by.empty() ? "" : "by ",
+                   absl::StrJoin(m.killed_by, ",").c_str(), m.seconds, counts.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+  void Finish() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (tty_ && done_ != total_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  std::mutex mu_;
+  int total_, jobs_;
+  bool tty_;
+  double start_;
+  int done_ = 0, killed_ = 0, survived_ = 0, timeouts_ = 0, unviable_ = 0, other_ = 0;
+};
+
+// The first compiler error line of a failed build, for the report.
+std::string FirstError(const std::string& output) {
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    if (absl::StrContains(line, "error:") || absl::StartsWith(line, "ERROR:")) {
+      return std::string(line.substr(0, 300));
+    }
+  }
+  return "the build failed";
+}
+
+struct Worker {
+  std::unique_ptr<Scratch> scratch;
+  std::unique_ptr<Bazel> bazel;
+};
+
+struct Shared {
+  const Options* options;
+  const std::atomic<int>* stop;
+  const std::map<std::string, std::string>* sources;
+  double test_timeout = 0;
+  std::atomic<bool> fatal{false};
+  std::mutex mu;
+  std::string fatal_message;
+};
+
+// Runs one mutant in `w`'s scratch copy; the file is restored before this returns, whatever
+// happened (the cleanup runs on every path).
+void RunOne(Mutant* m, Worker* w, Shared* shared) {
+  const std::string& original = shared->sources->at(m->file);
+  if (m->covered_by.empty()) {
+    m->status = MutantStatus::kNoCoverage;
+    m->status_reason = absl::StrCat("no test target depends on ", m->file);
+    return;
+  }
+  std::string mutated;
+  if (!ApplyMutant(*m, original, &mutated)) {
+    m->status = MutantStatus::kRuntimeError;
+    m->status_reason = "applying the mutation did not change the file";
+    return;
+  }
+  double start = Now();
+  if (absl::Status s = w->scratch->WriteMutant(m->file, mutated); !s.ok()) {
+    m->status = MutantStatus::kRuntimeError;
+    m->status_reason = std::string(s.message());
+    return;
+  }
+  absl::Cleanup restore = [&] {
+    absl::Status s = w->scratch->Restore(m->file, original);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(shared->mu);
+      shared->fatal = true;
+      shared->fatal_message = absl::StrCat("cannot restore the scratch copy: ", s.message());
+    }
+    m->seconds = Now() - start;
+  };
+  // Check the file on disk really is the mutant (a stale cache or a racing editor would make the
+  // run measure the original).
+  absl::StatusOr<std::string> on_disk = ReadFile(w->scratch->tree() + "/" + m->file);
+  if (!on_disk.ok() || *on_disk != mutated) {
+    m->status = MutantStatus::kRuntimeError;
+    m->status_reason = "the mutated file on disk is not the mutant";
+    return;
+  }
+  const Options& o = *shared->options;
+  std::string tag = m->id;
+  absl::StatusOr<CommandResult> build =
+      w->bazel->Build(m->covered_by, o.build_timeout, shared->stop, tag);
+  if (!build.ok()) {
+    m->status = MutantStatus::kRuntimeError;
+    m->status_reason = std::string(build.status().message());
+    return;
+  }
+  switch (build->outcome) {
+    case Outcome::kPassed: break;
+    case Outcome::kInterrupted: m->status = MutantStatus::kPending; return;
+    case Outcome::kBuildFailed:
+      m->status = MutantStatus::kCompileError;
+      m->status_reason = FirstError(build->output);
+      return;
+    default:
+      m->status = MutantStatus::kRuntimeError;
+      m->status_reason = absl::StrCat("bazel build exited ", build->exit_code,
+                                      build->outcome == Outcome::kTimedOut ? " (build timeout)" : "",
+                                      "; see ", build->log_path);
+      return;
+  }
+  absl::StatusOr<CommandResult> test =
+      w->bazel->Test(m->covered_by, shared->test_timeout, false, shared->stop, tag);
+  if (!test.ok()) {
+    m->status = MutantStatus::kRuntimeError;
+    m->status_reason = std::string(test.status().message());
+    return;
+  }
+  switch (test->outcome) {
+    case Outcome::kPassed: m->status = MutantStatus::kSurvived; break;
+    case Outcome::kTestsFailed: {
+      std::vector<std::string> timed_out;
+      for (const TargetResult& t : test->targets) {
+        if (t.status == "FAILED") m->killed_by.push_back(t.label);
+        if (t.status == "TIMEOUT") timed_out.push_back(t.label);
+      }
+      if (m->killed_by.empty() && !timed_out.empty()) {
+        m->status = MutantStatus::kTimeout;
+        m->killed_by = timed_out;
+        m->status_reason = "Bazel's test timeout";
+      } else {
+        m->status = MutantStatus::kKilled;
+        if (m->killed_by.empty()) {
+          m->status_reason = absl::StrCat("bazel test exited 3; see ", test->log_path);
+        }
+      }
+      break;
+    }
+    case Outcome::kTimedOut:
+      m->status = MutantStatus::kTimeout;
+      m->status_reason = absl::StrFormat("tests ran past %.0fs", shared->test_timeout);
+      break;
+    case Outcome::kBuildFailed:
+      m->status = MutantStatus::kCompileError;
+      m->status_reason = FirstError(test->output);
+      break;
+    case Outcome::kNoTests:
+      m->status = MutantStatus::kNoCoverage;
+      m->status_reason = "bazel found no tests to run";
+      break;
+    case Outcome::kInterrupted: m->status = MutantStatus::kPending; break;
+    case Outcome::kBazelError:
+      m->status = MutantStatus::kRuntimeError;
+      m->status_reason =
+          absl::StrCat("bazel test exited ", test->exit_code, "; see ", test->log_path);
+      break;
+  }
+}
+
+bool MatchesFileFilter(const std::string& file, const std::vector<std::string>& filters) {
+  if (filters.empty()) return true;
+  for (const std::string& f : filters) {
+    std::string dir(absl::StripSuffix(f, "/"));
+    if (file == f || absl::StartsWith(file, dir + "/")) return true;
+  }
+  return false;
+}
+
+int Interrupted(const std::atomic<int>* stop) { return 128 + stop->load(); }
+
+}  // namespace
+
+int RunMutation(const Options& o, const std::atomic<int>* stop) {
+  std::string tmp = o.cache_dir + "/tmp";
+  if (absl::Status s = MakeDirs(tmp); !s.ok()) {
+    Say(absl::StrCat("cannot create the cache directory: ", s.message()));
+    return kExitInternal;
+  }
+
+  // 1. What the checkout holds, read-only from here on.
+  absl::StatusOr<std::vector<std::string>> files = ListRepoFiles(o.repo, tmp);
+  if (!files.ok()) {
+    Say(std::string(files.status().message()));
+    return kExitInternal;
+  }
+  std::set<std::string> file_set(files->begin(), files->end());
+  auto read = [&](const std::string& path) -> absl::StatusOr<std::string> {
+    if (file_set.count(path) == 0) return absl::NotFoundError(absl::StrCat(path, ": not in the checkout"));
+    return ReadFile(o.repo + "/" + path);
+  };
+  for (const std::string& f : o.files) {
+    bool any = std::any_of(files->begin(), files->end(),
+                           [&](const std::string& p) { return MatchesFileFilter(p, {f}); });
+    if (!any) {
+      Say(absl::StrCat("--files ", f, ": no such file or directory in the checkout"));
+      return kExitUsage;
+    }
+  }
+
+  // 2. The catalog, checked against the code before anything runs.
+  Catalog catalog;
+  std::vector<Mutant> mutants;
+  if (!o.generated_only) {
+    absl::StatusOr<std::string> text = read(o.catalog);
+    if (!text.ok()) {
+      Say(absl::StrCat("catalog ", o.catalog, ": ", text.status().message()));
+      return kExitUsage;
+    }
+    absl::StatusOr<Catalog> parsed = ParseCatalog(*text);
+    if (!parsed.ok()) {
+      Say(absl::StrCat(o.catalog, ": ", parsed.status().message()));
+      return kExitUsage;
+    }
+    catalog = *std::move(parsed);
+    absl::StatusOr<std::vector<Mutant>> curated = ResolveCatalog(catalog, read);
+    if (!curated.ok()) {
+      Say(absl::StrCat(o.catalog, ": ", curated.status().message()));
+      return kExitUsage;
+    }
+    mutants = *std::move(curated);
+  } else if (absl::StatusOr<std::string> text = read(o.catalog); text.ok()) {
+    // Generated-only runs still take the thresholds from the one place they live.
+    if (absl::StatusOr<Catalog> parsed = ParseCatalog(*text); parsed.ok()) {
+      catalog.thresholds = parsed->thresholds;
+    }
+  }
+  if (!o.catalog_only) {
+    for (const std::string& f : *files) {
+      bool under_root = std::any_of(o.roots.begin(), o.roots.end(), [&](const std::string& r) {
+        return absl::StartsWith(f, std::string(absl::StripSuffix(r, "/")) + "/");
+      });
+      if (!under_root || !IsGeneratedSource(f)) continue;
+      absl::StatusOr<std::string> text = read(f);
+      if (!text.ok()) {
+        Say(std::string(text.status().message()));
+        return kExitInternal;
+      }
+      absl::StatusOr<std::vector<Mutant>> gen = GenerateMutants(f, *text);
+      if (!gen.ok()) {
+        Say(std::string(gen.status().message()));
+        return kExitUsage;
+      }
+      mutants.insert(mutants.end(), gen->begin(), gen->end());
+    }
+  }
+
+  // 3. Selection: --files, --in-diff, --shard (in that order, so shards split what is selected).
+  std::map<std::string, std::vector<std::pair<int, int>>> changed;
+  if (!o.in_diff.empty()) {
+    ProcessSpec spec;
+    spec.argv = {"git", "-C", o.repo, "diff", "-U0", "--no-color", "--no-ext-diff", o.in_diff, "--"};
+    spec.stdout_path = tmp + "/in-diff.out";
+    spec.stderr_path = tmp + "/in-diff.err";
+    absl::StatusOr<ProcessResult> r = RunProcess(spec, stop);
+    if (!r.ok() || r->exit_code != 0) {
+      absl::StatusOr<std::string> err = ReadFile(spec.stderr_path);
+      Say(absl::StrCat("--in-diff ", o.in_diff, ": git diff failed: ", err.ok() ? *err : ""));
+      return kExitUsage;
+    }
+    absl::StatusOr<std::string> diff = ReadFile(spec.stdout_path);
+    if (!diff.ok()) return kExitInternal;
+    for (auto& [file, ranges] : ParseDiffHunks(*diff)) changed[file] = ranges;
+  }
+  std::vector<Mutant> selected;
+  int index = 0;
+  for (Mutant& m : mutants) {
+    if (!MatchesFileFilter(m.file, o.files)) continue;
+    if (!o.in_diff.empty()) {
+      auto it = changed.find(m.file);
+      if (it == changed.end()) continue;
+      bool touched = std::any_of(it->second.begin(), it->second.end(), [&](auto range) {
+        return m.line <= range.second && m.end_line >= range.first;
+      });
+      if (!touched) continue;
+    }
+    if (index++ % o.shard_n != o.shard_k) continue;
+    selected.push_back(std::move(m));
+  }
+  int curated_count = static_cast<int>(
+      std::count_if(selected.begin(), selected.end(), [](const Mutant& m) { return m.curated; }));
+
+  if (o.list) {
+    for (const Mutant& m : selected) {
+      std::printf("%s\t%s:%d:%d\t%s\t%s -> %s%s\n", m.id.c_str(), m.file.c_str(), m.line, m.column,
+                  m.mutator.c_str(), m.original.c_str(), m.replacement.c_str(),
+                  m.curated ? absl::StrCat("\t[", m.boundary, "]").c_str() : "");
+    }
+    std::printf("%zu mutants (%d curated, %zu generated)\n", selected.size(), curated_count,
+                selected.size() - curated_count);
+    return kExitOk;
+  }
+  if (selected.empty()) {
+    Say("no mutants selected; nothing to do");
+    return kExitOk;
+  }
+
+  // 4. One run per cache directory at a time.
+  std::string lock_path = o.cache_dir + "/lock";
+  int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    Say(absl::StrCat("another mutation run holds ", lock_path, "; wait for it or use --cache-dir"));
+    return kExitInternal;
+  }
+  absl::Cleanup unlock = [lock_fd] { close(lock_fd); };
+
+  std::map<std::string, std::string> sources;
+  for (const Mutant& m : selected) {
+    if (sources.count(m.file) == 0) sources[m.file] = *read(m.file);
+  }
+
+  // 5. Scratch copies, one per job, each with its own output base; one shared disk cache.
+  int jobs = std::max(1, o.jobs);
+  std::vector<Worker> workers(jobs);
+  std::string log_dir = o.cache_dir + "/logs";
+  if (!MakeDirs(log_dir).ok()) return kExitInternal;
+  for (int j = 0; j < jobs; ++j) {
+    std::string dir = absl::StrCat(o.cache_dir, "/work-", j);
+    workers[j].scratch = std::make_unique<Scratch>(dir);
+    double t0 = Now();
+    absl::StatusOr<SyncStats> stats = workers[j].scratch->Sync(o.repo, *files);
+    if (!stats.ok()) {
+      Say(absl::StrCat("syncing the scratch copy: ", stats.status().message()));
+      return kExitInternal;
+    }
+    if (!stats->left_dirty.empty()) {
+      Say(absl::StrCat("scratch copy ", j, " was left dirty by an interrupted run (", stats->left_dirty,
+                       "); resynced"));
+    }
+    Say(absl::StrFormat("scratch copy %d: %d copied, %d removed, %d unchanged (%.1fs) in %s", j,
+                        stats->copied, stats->removed, stats->unchanged, Now() - t0,
+                        workers[j].scratch->tree()));
+    BazelConfig bc;
+    bc.binary = o.bazel;
+    bc.workspace = workers[j].scratch->tree();
+    bc.output_base = absl::StrCat(o.cache_dir, "/output-base-", j);
+    bc.disk_cache = o.cache_dir + "/disk-cache";
+    bc.log_dir = log_dir;
+    bc.command_args = o.bazel_args;
+    workers[j].bazel = std::make_unique<Bazel>(bc);
+    if (stop->load() != 0) return Interrupted(stop);
+  }
+  absl::Cleanup shutdown = [&] {
+    if (o.keep_server) return;
+    for (Worker& w : workers) w.bazel->Shutdown().IgnoreError();
+  };
+
+  // 6. Which tests cover each file.
+  std::map<std::string, std::vector<std::string>> tests_of;
+  std::set<std::string> all_targets;
+  for (const auto& [file, text] : sources) {
+    absl::StatusOr<std::vector<std::string>> t = workers[0].bazel->TestsDependingOn(file, stop);
+    if (stop->load() != 0) return Interrupted(stop);
+    if (!t.ok()) {
+      Say(std::string(t.status().message()));
+      return kExitInternal;
+    }
+    tests_of[file] = *t;
+    all_targets.insert(t->begin(), t->end());
+    Say(absl::StrCat(file, ": ", t->size(), " test target(s)"));
+  }
+  for (Mutant& m : selected) m.covered_by = tests_of[m.file];
+  std::vector<std::string> targets(all_targets.begin(), all_targets.end());
+
+  // 7. Baseline in every scratch copy (it also warms each output base); the first one is timed.
+  Shared shared;
+  shared.options = &o;
+  shared.stop = stop;
+  shared.sources = &sources;
+  if (!targets.empty()) {
+    std::vector<std::string> problems(jobs);
+    std::vector<double> seconds(jobs, 0);
+    std::vector<std::thread> threads;
+    for (int j = 0; j < jobs; ++j) {
+      threads.emplace_back([&, j] {
+        Bazel& b = *workers[j].bazel;
+        absl::StatusOr<CommandResult> build = b.Build(targets, 0, stop, "baseline");
+        if (!build.ok() || build->outcome != Outcome::kPassed) {
+          problems[j] = build.ok() ? absl::StrCat("the baseline build failed (exit ",
+                                                  build->exit_code, "): ", FirstError(build->output),
+                                                  "; see ", build->log_path)
+                                   : std::string(build.status().message());
+          return;
+        }
+        absl::StatusOr<CommandResult> test = b.Test(targets, 0, true, stop, "baseline");
+        if (!test.ok() || test->outcome != Outcome::kPassed) {
+          std::vector<std::string> failed;
+          if (test.ok()) {
+            for (const TargetResult& t : test->targets) {
+              if (t.status != "PASSED") failed.push_back(absl::StrCat(t.label, " ", t.status));
+            }
+          }
+          problems[j] = test.ok() ? absl::StrCat("the baseline tests fail (exit ", test->exit_code,
+                                                 "): ", absl::StrJoin(failed, ", "), "; see ",
+                                                 test->log_path)
+                                  : std::string(test.status().message());
+          return;
+        }
+        seconds[j] = test->seconds;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    if (stop->load() != 0) return Interrupted(stop);
+    for (const std::string& p : problems) {
+      if (!p.empty()) {
+        Say(absl::StrCat("refusing to start: ", p));
+        return kExitBaseline;
+      }
+    }
+    shared.test_timeout = o.timeout_factor * seconds[0] + o.timeout_extra;
+    Say(absl::StrFormat("baseline: %zu test target(s) pass in %.1fs; mutant test timeout %.0fs",
+                        targets.size(), seconds[0], shared.test_timeout));
+  }
+
+  // 8. The mutants.
+  Say(absl::StrFormat("running %zu mutants (%d curated) with %d job(s)", selected.size(),
+                      curated_count, jobs));
+  double run_start = Now();
+  Progress progress(static_cast<int>(selected.size()), jobs);
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> threads;
+  for (int j = 0; j < jobs; ++j) {
+    threads.emplace_back([&, j] {
+      while (stop->load() == 0 && !shared.fatal) {
+        std::size_t i = next++;
+        if (i >= selected.size()) break;
+        RunOne(&selected[i], &workers[j], &shared);
+        if (selected[i].status != MutantStatus::kPending) progress.Done(selected[i]);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  progress.Finish();
+  double wall = Now() - run_start;
+
+  // 9. Reports, also for an interrupted run (the rest stays Pending).
+  std::string report_dir = o.report_dir.empty() ? o.cache_dir + "/report" : o.report_dir;
+  if (absl::Status s = MakeDirs(report_dir); !s.ok()) {
+    Say(absl::StrCat("report dir: ", s.message()));
+    return kExitInternal;
+  }
+  std::string summary = TerminalSummary(selected, sources, catalog.thresholds);
+  absl::Status w1 = WriteFileAtomic(report_dir + "/mutation.json",
+                                    JsonReport(selected, sources, catalog.thresholds).dump(2));
+  absl::Status w2 =
+      WriteFileAtomic(report_dir + "/mutation.html", HtmlReport(selected, sources, catalog.thresholds));
+  absl::Status w3 = WriteFileAtomic(report_dir + "/summary.txt", summary);
+  std::printf("%s", summary.c_str());
+  int ran = static_cast<int>(std::count_if(selected.begin(), selected.end(), [](const Mutant& m) {
+    return m.status != MutantStatus::kPending;
+  }));
+  std::printf("%d mutants in %.0fs (%.1f per minute); reports: %s/mutation.{json,html}\n", ran,
+              wall, wall > 0 ? ran * 60.0 / wall : 0.0, report_dir.c_str());
+  std::fflush(stdout);
+  if (!w1.ok() || !w2.ok() || !w3.ok()) {
+    Say("could not write the reports");
+    return kExitInternal;
+  }
+  if (shared.fatal) {
+    Say(shared.fatal_message);
+    return kExitInternal;
+  }
+  if (stop->load() != 0) return Interrupted(stop);
+
+  Score cur = ScoreOf(selected, true);
+  if (cur.survived + cur.no_coverage + cur.compile_error > 0) {
+    Say("curated mutants were not killed: a boundary test has lost its teeth (see above)");
+    return kExitSurvivors;
+  }
+  if (cur.runtime_error > 0) {
+    Say("Bazel failed on curated mutants; nothing was proven (see the logs named above)");
+    return kExitInternal;
+  }
+  Score gen = ScoreOf(selected, false);
+  if (gen.valid() > 0 && gen.percent() < catalog.thresholds.break_at) {
+    Say(absl::StrFormat("generated score %.1f%% is below the break threshold %d%%",
+                        gen.percent(), catalog.thresholds.break_at));
+    return kExitLowScore;
+  }
+  return kExitOk;
+}
+
+}  // namespace mutation
