@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +58,11 @@ absl::StatusOr<ProcessResult> RunProcess(const ProcessSpec& spec, const std::ato
   if (pid == 0) {
     // Child: async-signal-safe calls only from here to exec.
     setpgid(0, 0);
+#ifdef __linux__
+    // If the runner is SIGKILLed, its Bazel client dies with it (and the server cancels the
+    // command) instead of running on against a scratch copy nobody restores.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
