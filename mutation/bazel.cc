@@ -131,11 +131,14 @@ absl::StatusOr<CommandResult> Bazel::Build(const std::vector<std::string>& targe
 }
 
 absl::StatusOr<CommandResult> Bazel::Test(const std::vector<std::string>& targets, double timeout,
-                                          bool nocache, const std::atomic<int>* stop,
+                                          const std::atomic<int>* stop,
                                           const std::string& tag) {
   std::vector<std::string> args = CommonBuildArgs(config_);
   args.push_back("--test_summary=short");
-  if (nocache) args.push_back("--nocache_test_results");
+  // Test results are never taken from the cache: the baseline must really run to be timed, and a
+  // mutant whose binary comes out byte-identical must still be judged by a run. Every test command
+  // passes the same value, because changing it discards Bazel's analysis cache.
+  args.push_back("--nocache_test_results");
   args.push_back("--");
   args.insert(args.end(), targets.begin(), targets.end());
   return Run("test", args, timeout, stop, absl::StrCat(tag, "-test"));

@@ -67,9 +67,9 @@ class Bazel {
   // `bazel build` of targets (which for test rules builds the test binaries).
   absl::StatusOr<CommandResult> Build(const std::vector<std::string>& targets, double timeout,
                                       const std::atomic<int>* stop, const std::string& tag);
-  // `bazel test`; `nocache` forces tests to run (the baseline's timing).
+  // `bazel test`, never from cached results.
   absl::StatusOr<CommandResult> Test(const std::vector<std::string>& targets, double timeout,
-                                     bool nocache, const std::atomic<int>* stop,
+                                     const std::atomic<int>* stop,
                                      const std::string& tag);
   // The non-manual test targets that depend on repository file `path` (a source or header), or an
   // empty list when no package owns it or no test reaches it.

@@ -137,6 +137,12 @@ jq -e '[.files["lib/lib.cc"].mutants[] | select(.status == "CompileError")] | le
   "$cache/report/mutation.json" >/dev/null || fail "full run: unviable mutants"
 jq -e '[.files["lib/lib.cc"].mutants[] | select(.status == "Survived")] | length == 1' \
   "$cache/report/mutation.json" >/dev/null || fail "full run: one survivor"
+# --jobs=2: two scratch copies with two output bases, the same verdicts.
+expect_exit 0 "$(run --jobs=2)" "two jobs"
+jq -e '[.files["lib/lib.cc"].mutants[] | select(.status == "Killed")] | length == 7' \
+  "$cache/report/mutation.json" >/dev/null || fail "two jobs: killed count"
+[ -d "$cache/work-1/tree/lib" ] || fail "two jobs: no second scratch copy"
+grep -q -- "--output_base=$cache/output-base-1" "$FAKE_STATE/calls" || fail "two jobs: one output base"
 catalog '"original": "if (x > 10)", "replacement": "if (x >= 10)"' 95
 before=$(sums)
 expect_exit 5 "$(run)" "score below break"

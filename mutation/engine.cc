@@ -205,7 +205,7 @@ void RunOne(Mutant* m, Worker* w, Shared* shared) {
       return;
   }
   absl::StatusOr<CommandResult> test =
-      w->bazel->Test(m->covered_by, shared->test_timeout, false, shared->stop, tag);
+      w->bazel->Test(m->covered_by, shared->test_timeout, shared->stop, tag);
   if (!test.ok()) {
     m->status = MutantStatus::kRuntimeError;
     m->status_reason = std::string(test.status().message());
@@ -476,7 +476,7 @@ int RunMutation(const Options& o, const std::atomic<int>* stop) {
                                    : std::string(build.status().message());
           return;
         }
-        absl::StatusOr<CommandResult> test = b.Test(targets, 0, true, stop, "baseline");
+        absl::StatusOr<CommandResult> test = b.Test(targets, 0, stop, "baseline");
         if (!test.ok() || test->outcome != Outcome::kPassed) {
           std::vector<std::string> failed;
           if (test.ok()) {
