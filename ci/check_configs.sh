@@ -13,3 +13,6 @@ echo "configs: no downloading repository rule in WORKSPACE or platforms/"
 
 bazel test --config=ci --config=portable //...
 echo "configs: --config=portable builds and passes"
+
+bazel test --config=ci --config=asan //...
+echo "configs: --config=asan builds and passes"

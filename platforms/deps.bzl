@@ -99,7 +99,7 @@ _SYSTEM_INCLUDE_DIRS = ["/usr/include", "/usr/local/include"]
 def _pkg_config(rctx, args, module, install_hint):
     res = rctx.execute(["pkg-config"] + args + [module])
     if res.return_code != 0:
-        fail("missing system library '%s' (pkg-config %s): install %s" %
+        fail("missing system library '%s' (pkg-config module %s): %s" %
              (module, module, install_hint))
     return [t for t in res.stdout.strip().split(" ") if t]
 
@@ -107,8 +107,8 @@ def _system_library_impl(rctx):
     if rctx.which("pkg-config") == None:
         fail("missing pkg-config: install it (Debian: apt-get install pkg-config; macOS: brew install pkg-config)")
     rctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % rctx.name)
-    hint = "%s (Debian) or brew install %s (macOS); platforms/setup.sh installs everything" % (
-        "apt-get install " + rctx.attr.debian_package,
+    hint = "install it with apt-get install %s (Debian) or brew install %s (macOS), or run platforms/setup.sh" % (
+        rctx.attr.debian_package,
         rctx.attr.brew_formula,
     )
     include_dirs = {}
