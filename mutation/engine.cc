@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "mutation/bazel.h"
@@ -375,9 +376,11 @@ int RunMutation(const Options& o, const std::atomic<int>* stop) {
       std::count_if(selected.begin(), selected.end(), [](const Mutant& m) { return m.curated; }));
 
   if (o.list) {
+    // One mutant per line: newlines inside a snippet are shown as \n.
+    auto one_line = [](const std::string& s) { return absl::StrReplaceAll(s, {{"\n", "\\n"}}); };
     for (const Mutant& m : selected) {
       std::printf("%s\t%s:%d:%d\t%s\t%s -> %s%s\n", m.id.c_str(), m.file.c_str(), m.line, m.column,
-                  m.mutator.c_str(), m.original.c_str(), m.replacement.c_str(),
+                  m.mutator.c_str(), one_line(m.original).c_str(), one_line(m.replacement).c_str(),
                   m.curated ? absl::StrCat("\t[", m.boundary, "]").c_str() : "");
     }
     std::printf("%zu mutants (%d curated, %zu generated)\n", selected.size(), curated_count,
@@ -462,6 +465,9 @@ int RunMutation(const Options& o, const std::atomic<int>* stop) {
   shared.stop = stop;
   shared.sources = &sources;
   if (!targets.empty()) {
+    Say(absl::StrFormat("baseline: building and testing %zu target(s) unmutated in %d scratch "
+                        "cop%s: %s",
+                        targets.size(), jobs, jobs == 1 ? "y" : "ies", absl::StrJoin(targets, " ")));
     std::vector<std::string> problems(jobs);
     std::vector<double> seconds(jobs, 0);
     std::vector<std::thread> threads;
