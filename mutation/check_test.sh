@@ -153,6 +153,16 @@ nall=$(grep -c '^lib\|^catalog' "$tmp/out")
 [ "$n0" -lt "$nall" ] && [ "$n0" -gt 0 ] || fail "shard 0/3 selected $n0 of $nall"
 assert_checkout_pristine "generated"
 
+# --in-diff: only mutants on lines changed since the revision.
+if command -v git >/dev/null; then
+  sed -i 's/  return x;/  return x - 0;/' "$repo/lib/lib.cc"
+  expect_exit 0 "$(run --in-diff=HEAD --list --generated-only)" "--in-diff"
+  grep -v '^lib/lib.cc:5:' "$tmp/out" | grep -q '^lib/' && fail "--in-diff: mutants outside the change"
+  grep -q '^lib/lib.cc:5:ConstantPlusOne:0' "$tmp/out" || fail "--in-diff: the changed line has no mutant"
+  expect_exit 2 "$(run --in-diff=no-such-rev --list)" "--in-diff bad revision"
+  git -C "$repo" checkout -q -- lib/lib.cc
+fi
+
 # SIGTERM mid-mutant: exit 143, the fake test's process group is gone, the checkout is untouched
 # and the scratch copy is restored; a rerun works.
 rm -f "$FAKE_STATE/sleeping"
