@@ -103,6 +103,11 @@ jq -e '.schemaVersion == "1" and (.files["lib/lib.cc"].mutants[0].status == "Kil
 grep -q 'Killed' "$cache/report/mutation.html" || fail "catalog-only: HTML report"
 grep -q -- '--output_base=' "$FAKE_STATE/calls" || fail "nested bazel without its own output base"
 grep -q '^shutdown' "$FAKE_STATE/calls" || fail "the scratch server was not shut down"
+# Build and test share their configuration flags (else Bazel drops its analysis cache each time).
+for flag in --nocache_test_results --notest_keep_going --test_env=GTEST_FAIL_FAST=1 --disk_cache=; do
+  grep '^build ' "$FAKE_STATE/calls" | grep -q -- "$flag" || fail "build lacks $flag"
+  grep '^test ' "$FAKE_STATE/calls" | grep -q -- "$flag" || fail "test lacks $flag"
+done
 assert_checkout_pristine "catalog-only"
 
 # The catalog must follow the code: zero or two matches fail loudly before anything runs.

@@ -564,7 +564,8 @@ int RunMutation(const Options& o, const std::atomic<int>* stop) {
 
   Score cur = ScoreOf(selected, true);
   if (cur.survived + cur.no_coverage + cur.compile_error > 0) {
-    Say("curated mutants were not killed: a boundary test has lost its teeth (see above)");
+    Say("curated mutants were not killed (survived, not covered, or unviable: see above); a "
+        "boundary test has lost its teeth, or a catalog entry needs fixing");
     return kExitSurvivors;
   }
   if (cur.runtime_error > 0) {
