@@ -120,8 +120,14 @@ std::vector<bool> CodeMask(const std::string& text) {
 
 bool IsGeneratedSource(const std::string& path) {
   if (!absl::EndsWith(path, ".cc")) return false;
-  if (absl::EndsWith(path, "_test.cc")) return false;
-  if (absl::StrContains(path, "_bench") || absl::StrContains(path, "_fuzz")) return false;
+  std::size_t slash = path.rfind('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  // Tests and their support code (helpers, utilities, fixtures) are the judges, not the judged.
+  if (absl::StrContains(base, "_test") || absl::StartsWith(base, "test") ||
+      absl::StrContains(base, "testing")) {
+    return false;
+  }
+  if (absl::StrContains(base, "_bench") || absl::StrContains(base, "_fuzz")) return false;
   if (absl::StartsWith(path, "testdata/") || absl::StrContains(path, "/testdata/")) return false;
   return true;
 }

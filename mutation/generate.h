@@ -34,8 +34,9 @@ std::vector<bool> CodeMask(const std::string& text);
 absl::StatusOr<std::vector<Mutant>> GenerateMutants(const std::string& path,
                                                     const std::string& text);
 
-// Whether `path` is a source the generator covers: a .cc file that is not a test, benchmark or
-// fuzzer (`*_test.cc`, `*_bench*.cc`, `*_fuzz*.cc`) nor under a testdata/ directory.
+// Whether `path` is a source the generator covers: a .cc file that is not a test or test support
+// (a name containing `_test` or `testing`, or starting with `test`), a benchmark or fuzzer
+// (`*_bench*`, `*_fuzz*`), nor under a testdata/ directory.
 bool IsGeneratedSource(const std::string& path);
 
 }  // namespace mutation

@@ -131,6 +131,11 @@ TEST(GenerateTest, EveryMutantChangesTheFile) {
 TEST(GenerateTest, WhichFilesAreSources) {
   EXPECT_TRUE(IsGeneratedSource("sandbox/runner.cc"));
   EXPECT_FALSE(IsGeneratedSource("sandbox/runner_test.cc"));
+  EXPECT_FALSE(IsGeneratedSource("sandbox/runner_test_helper.cc"));
+  EXPECT_FALSE(IsGeneratedSource("sandbox/runner_test_util.cc"));
+  EXPECT_FALSE(IsGeneratedSource("redteam/testing.cc"));
+  EXPECT_FALSE(IsGeneratedSource("agent/agent_testing.cc"));
+  EXPECT_TRUE(IsGeneratedSource("agent/latest.cc"));
   EXPECT_FALSE(IsGeneratedSource("sandbox/runner.h"));
   EXPECT_FALSE(IsGeneratedSource("sandbox/runner_bench.cc"));
   EXPECT_FALSE(IsGeneratedSource("sandbox/testdata/x.cc"));
