@@ -316,6 +316,26 @@ void DeleteCall(const std::string& code, const std::string& previous_code, LineM
   lm->Add(kDeleteCall, start, std::string(trimmed), "");
 }
 
+// Whether position i sits inside a template argument list (`std::array<uint8_t, 16>`): the nearest
+// unmatched bracket to its left is an unspaced `<`. Sizes there are mostly types' shapes, and
+// changing them is an equivalent or non-compiling mutant that only costs a build.
+bool InTemplateArguments(const std::string& code, std::size_t i) {
+  int depth = 0;
+  for (std::size_t k = i; k-- > 0;) {
+    char c = code[k];
+    if (c == ')' || c == ']' || c == '}' || (c == '>' && k > 0 && code[k - 1] != ' ' &&
+                                             code[k - 1] != '-')) {
+      ++depth;
+    } else if (c == '(' || c == '[' || c == '{') {
+      if (depth-- == 0) return false;
+    } else if (c == '<' && k > 0 && code[k - 1] != ' ' && code[k - 1] != '<' &&
+               (k + 1 >= code.size() || code[k + 1] != '<')) {
+      if (depth-- == 0) return true;
+    }
+  }
+  return false;
+}
+
 void Constants(const std::string& code, LineMutator* lm) {
   for (std::size_t i = 0; i < code.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(code[i]))) continue;
@@ -339,7 +359,8 @@ void Constants(const std::string& code, LineMutator* lm) {
     bool octal = digits.size() > 1 && digits[0] == '0';
     bool after_return = i >= 7 && code.compare(i - 7, 7, "return ") == 0 &&
                         (digits == "0" || digits == "1") && end < code.size() && code[end] == ';';
-    if (!is_float_or_other_base && !octal && !after_return && digits.size() <= 18) {
+    if (!is_float_or_other_base && !octal && !after_return && digits.size() <= 18 &&
+        !InTemplateArguments(code, i)) {
       unsigned long long value = std::stoull(digits);
       std::string suffix = code.substr(digits_end, end - digits_end);
       std::string original = code.substr(i, end - i);

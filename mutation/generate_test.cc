@@ -76,6 +76,16 @@ TEST(GenerateTest, ConstantsPlusAndMinusOneKeepingSuffixes) {
   EXPECT_THAT(Describe(Gen("int b = 0;\n")), ElementsAre("ConstantPlusOne 0->1"));
   EXPECT_THAT(Describe(Gen("int c = 1'000;\n")),
               ElementsAre("ConstantPlusOne 1'000->1001", "ConstantMinusOne 1'000->999"));
+  // Template arguments are types' shapes, not behaviour; comparisons and shifts are still code.
+  EXPECT_THAT(Gen("std::array<uint8_t, 16> b{};\nstd::min<uint64_t>(x, 2);\n"),
+              testing::ElementsAre(testing::Field(&Mutant::original, "2"),
+                                   testing::Field(&Mutant::original, "2")));
+  EXPECT_THAT(Describe(Gen("y = a < 3;\n")),
+              ElementsAre("RelationalOperator <-><=", "ConstantPlusOne 3->4",
+                          "ConstantMinusOne 3->2"));
+  EXPECT_THAT(Describe(Gen("y = 64 << 10;\n")),
+              ElementsAre("ConstantPlusOne 64->65", "ConstantMinusOne 64->63",
+                          "ConstantPlusOne 10->11", "ConstantMinusOne 10->9"));
   // Floats, hex, octal, identifiers with digits are left alone.
   EXPECT_THAT(Gen("d = 1.5 + 0x10 + 017 + x2 + 1e3;\n"),
               testing::Not(testing::Contains(testing::Field(&Mutant::mutator,
