@@ -262,71 +262,112 @@ bool MatchesFileFilter(const std::string& file, const std::vector<std::string>& 
   return false;
 }
 
-int Interrupted(const std::atomic<int>* stop) { return 128 + stop->load(); }
+// One run, as a flat list of named steps. Each step returns kContinue or the exit code to stop with.
+class Session {
+ public:
+  static constexpr int kContinue = -1;
 
-}  // namespace
+  Session(const Options& o, const std::atomic<int>* stop) : o_(o), stop_(stop) {}
 
-int RunMutation(const Options& o, const std::atomic<int>* stop) {
-  std::string tmp = o.cache_dir + "/tmp";
-  if (absl::Status s = MakeDirs(tmp); !s.ok()) {
-    Say(absl::StrCat("cannot create the cache directory: ", s.message()));
-    return kExitInternal;
-  }
-
-  // 1. What the checkout holds, read-only from here on.
-  absl::StatusOr<std::vector<std::string>> files = ListRepoFiles(o.repo, tmp);
-  if (!files.ok()) {
-    Say(std::string(files.status().message()));
-    return kExitInternal;
-  }
-  std::set<std::string> file_set(files->begin(), files->end());
-  auto read = [&](const std::string& path) -> absl::StatusOr<std::string> {
-    if (file_set.count(path) == 0) return absl::NotFoundError(absl::StrCat(path, ": not in the checkout"));
-    return ReadFile(o.repo + "/" + path);
-  };
-  for (const std::string& f : o.files) {
-    bool any = std::any_of(files->begin(), files->end(),
-                           [&](const std::string& p) { return MatchesFileFilter(p, {f}); });
-    if (!any) {
-      Say(absl::StrCat("--files ", f, ": no such file or directory in the checkout"));
-      return kExitUsage;
+  int Run() {
+    for (int (Session::*step)() : {&Session::ListCheckout, &Session::LoadCatalog,
+                                    &Session::Generate, &Session::Select}) {
+      if (int rc = (this->*step)(); rc != kContinue) return rc;
     }
+    if (o_.list) return List();
+    if (selected_.empty()) {
+      Say("no mutants selected; nothing to do");
+      return kExitOk;
+    }
+    if (int rc = Lock(); rc != kContinue) return rc;
+    absl::Cleanup unlock = [this] { close(lock_fd_); };
+    if (int rc = PrepareScratch(); rc != kContinue) return rc;
+    absl::Cleanup shutdown = [this] {
+      if (o_.keep_server) return;
+      for (Worker& w : workers_) w.bazel->Shutdown().IgnoreError();
+    };
+    for (int (Session::*step)() : {&Session::FindCoverage, &Session::Baseline}) {
+      if (int rc = (this->*step)(); rc != kContinue) return rc;
+    }
+    RunMutants();
+    if (int rc = WriteReports(); rc != kContinue) return rc;
+    return Verdict();
   }
 
-  // 2. The catalog, checked against the code before anything runs.
-  Catalog catalog;
-  std::vector<Mutant> mutants;
-  if (!o.generated_only) {
-    absl::StatusOr<std::string> text = read(o.catalog);
+ private:
+  bool Stopping() const { return stop_->load() != 0; }
+  int Interrupted() const { return 128 + stop_->load(); }
+
+  absl::StatusOr<std::string> Read(const std::string& path) const {
+    if (file_set_.count(path) == 0) {
+      return absl::NotFoundError(absl::StrCat(path, ": not in the checkout"));
+    }
+    return ReadFile(o_.repo + "/" + path);
+  }
+
+  // What the checkout holds; it is only ever read from here on.
+  int ListCheckout() {
+    tmp_ = o_.cache_dir + "/tmp";
+    if (absl::Status s = MakeDirs(tmp_); !s.ok()) {
+      Say(absl::StrCat("cannot create the cache directory: ", s.message()));
+      return kExitInternal;
+    }
+    absl::StatusOr<std::vector<std::string>> files = ListRepoFiles(o_.repo, tmp_);
+    if (!files.ok()) {
+      Say(std::string(files.status().message()));
+      return kExitInternal;
+    }
+    files_ = *std::move(files);
+    file_set_.insert(files_.begin(), files_.end());
+    for (const std::string& f : o_.files) {
+      if (std::none_of(files_.begin(), files_.end(),
+                       [&](const std::string& p) { return MatchesFileFilter(p, {f}); })) {
+        Say(absl::StrCat("--files ", f, ": no such file or directory in the checkout"));
+        return kExitUsage;
+      }
+    }
+    return kContinue;
+  }
+
+  // The catalog, checked against the code before anything runs. Generated-only runs still take
+  // the thresholds from it, the one place they live.
+  int LoadCatalog() {
+    absl::StatusOr<std::string> text = Read(o_.catalog);
+    if (o_.generated_only) {
+      if (!text.ok()) return kContinue;
+      if (absl::StatusOr<Catalog> parsed = ParseCatalog(*text); parsed.ok()) {
+        catalog_.thresholds = parsed->thresholds;
+      }
+      return kContinue;
+    }
     if (!text.ok()) {
-      Say(absl::StrCat("catalog ", o.catalog, ": ", text.status().message()));
+      Say(absl::StrCat("catalog ", o_.catalog, ": ", text.status().message()));
       return kExitUsage;
     }
     absl::StatusOr<Catalog> parsed = ParseCatalog(*text);
     if (!parsed.ok()) {
-      Say(absl::StrCat(o.catalog, ": ", parsed.status().message()));
+      Say(absl::StrCat(o_.catalog, ": ", parsed.status().message()));
       return kExitUsage;
     }
-    catalog = *std::move(parsed);
-    absl::StatusOr<std::vector<Mutant>> curated = ResolveCatalog(catalog, read);
+    catalog_ = *std::move(parsed);
+    absl::StatusOr<std::vector<Mutant>> curated =
+        ResolveCatalog(catalog_, [this](const std::string& p) { return Read(p); });
     if (!curated.ok()) {
-      Say(absl::StrCat(o.catalog, ": ", curated.status().message()));
+      Say(absl::StrCat(o_.catalog, ": ", curated.status().message()));
       return kExitUsage;
     }
-    mutants = *std::move(curated);
-  } else if (absl::StatusOr<std::string> text = read(o.catalog); text.ok()) {
-    // Generated-only runs still take the thresholds from the one place they live.
-    if (absl::StatusOr<Catalog> parsed = ParseCatalog(*text); parsed.ok()) {
-      catalog.thresholds = parsed->thresholds;
-    }
+    mutants_ = *std::move(curated);
+    return kContinue;
   }
-  if (!o.catalog_only) {
-    for (const std::string& f : *files) {
-      bool under_root = std::any_of(o.roots.begin(), o.roots.end(), [&](const std::string& r) {
+
+  int Generate() {
+    if (o_.catalog_only) return kContinue;
+    for (const std::string& f : files_) {
+      bool under_root = std::any_of(o_.roots.begin(), o_.roots.end(), [&](const std::string& r) {
         return absl::StartsWith(f, std::string(absl::StripSuffix(r, "/")) + "/");
       });
       if (!under_root || !IsGeneratedSource(f)) continue;
-      absl::StatusOr<std::string> text = read(f);
+      absl::StatusOr<std::string> text = Read(f);
       if (!text.ok()) {
         Say(std::string(text.status().message()));
         return kExitInternal;
@@ -336,249 +377,281 @@ int RunMutation(const Options& o, const std::atomic<int>* stop) {
         Say(std::string(gen.status().message()));
         return kExitUsage;
       }
-      mutants.insert(mutants.end(), gen->begin(), gen->end());
+      mutants_.insert(mutants_.end(), gen->begin(), gen->end());
     }
+    return kContinue;
   }
 
-  // 3. Selection: --files, --in-diff, --shard (in that order, so shards split what is selected).
-  std::map<std::string, std::vector<std::pair<int, int>>> changed;
-  if (!o.in_diff.empty()) {
-    ProcessSpec spec;
-    spec.argv = {"git", "-C", o.repo, "diff", "-U0", "--no-color", "--no-ext-diff", o.in_diff, "--"};
-    spec.stdout_path = tmp + "/in-diff.out";
-    spec.stderr_path = tmp + "/in-diff.err";
-    absl::StatusOr<ProcessResult> r = RunProcess(spec, stop);
-    if (!r.ok() || r->exit_code != 0) {
-      absl::StatusOr<std::string> err = ReadFile(spec.stderr_path);
-      Say(absl::StrCat("--in-diff ", o.in_diff, ": git diff failed: ", err.ok() ? *err : ""));
-      return kExitUsage;
+  // --files, --in-diff, --shard, in that order, so shards split what is selected.
+  int Select() {
+    std::map<std::string, std::vector<std::pair<int, int>>> changed;
+    if (!o_.in_diff.empty()) {
+      ProcessSpec spec;
+      spec.argv = {"git", "-C", o_.repo, "diff", "-U0", "--no-color", "--no-ext-diff", o_.in_diff,
+                   "--"};
+      spec.stdout_path = tmp_ + "/in-diff.out";
+      spec.stderr_path = tmp_ + "/in-diff.err";
+      absl::StatusOr<ProcessResult> r = RunProcess(spec, stop_);
+      if (!r.ok() || r->exit_code != 0) {
+        absl::StatusOr<std::string> err = ReadFile(spec.stderr_path);
+        Say(absl::StrCat("--in-diff ", o_.in_diff, ": git diff failed: ", err.ok() ? *err : ""));
+        return kExitUsage;
+      }
+      absl::StatusOr<std::string> diff = ReadFile(spec.stdout_path);
+      if (!diff.ok()) return kExitInternal;
+      for (auto& [file, ranges] : ParseDiffHunks(*diff)) changed[file] = ranges;
     }
-    absl::StatusOr<std::string> diff = ReadFile(spec.stdout_path);
-    if (!diff.ok()) return kExitInternal;
-    for (auto& [file, ranges] : ParseDiffHunks(*diff)) changed[file] = ranges;
-  }
-  std::vector<Mutant> selected;
-  int index = 0;
-  for (Mutant& m : mutants) {
-    if (!MatchesFileFilter(m.file, o.files)) continue;
-    if (!o.in_diff.empty()) {
-      auto it = changed.find(m.file);
-      if (it == changed.end()) continue;
-      bool touched = std::any_of(it->second.begin(), it->second.end(), [&](auto range) {
-        return m.line <= range.second && m.end_line >= range.first;
-      });
-      if (!touched) continue;
+    int index = 0;
+    for (Mutant& m : mutants_) {
+      if (!MatchesFileFilter(m.file, o_.files)) continue;
+      if (!o_.in_diff.empty()) {
+        auto it = changed.find(m.file);
+        if (it == changed.end()) continue;
+        bool touched = std::any_of(it->second.begin(), it->second.end(), [&](auto range) {
+          return m.line <= range.second && m.end_line >= range.first;
+        });
+        if (!touched) continue;
+      }
+      if (index++ % o_.shard_n != o_.shard_k) continue;
+      selected_.push_back(std::move(m));
     }
-    if (index++ % o.shard_n != o.shard_k) continue;
-    selected.push_back(std::move(m));
+    curated_count_ = static_cast<int>(std::count_if(
+        selected_.begin(), selected_.end(), [](const Mutant& m) { return m.curated; }));
+    for (const Mutant& m : selected_) {
+      if (sources_.count(m.file) == 0) sources_[m.file] = *Read(m.file);
+    }
+    return kContinue;
   }
-  int curated_count = static_cast<int>(
-      std::count_if(selected.begin(), selected.end(), [](const Mutant& m) { return m.curated; }));
 
-  if (o.list) {
-    // One mutant per line: newlines inside a snippet are shown as \n.
+  // One mutant per line; newlines inside a snippet are shown as \n.
+  int List() const {
     auto one_line = [](const std::string& s) { return absl::StrReplaceAll(s, {{"\n", "\\n"}}); };
-    for (const Mutant& m : selected) {
+    for (const Mutant& m : selected_) {
       std::printf("%s\t%s:%d:%d\t%s\t%s -> %s%s\n", m.id.c_str(), m.file.c_str(), m.line, m.column,
                   m.mutator.c_str(), one_line(m.original).c_str(), one_line(m.replacement).c_str(),
                   m.curated ? absl::StrCat("\t[", m.boundary, "]").c_str() : "");
     }
-    std::printf("%zu mutants (%d curated, %zu generated)\n", selected.size(), curated_count,
-                selected.size() - curated_count);
-    return kExitOk;
-  }
-  if (selected.empty()) {
-    Say("no mutants selected; nothing to do");
+    std::printf("%zu mutants (%d curated, %zu generated)\n", selected_.size(), curated_count_,
+                selected_.size() - curated_count_);
     return kExitOk;
   }
 
-  // 4. One run per cache directory at a time.
-  std::string lock_path = o.cache_dir + "/lock";
-  int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    Say(absl::StrCat("another mutation run holds ", lock_path, "; wait for it or use --cache-dir"));
-    return kExitInternal;
-  }
-  absl::Cleanup unlock = [lock_fd] { close(lock_fd); };
-
-  std::map<std::string, std::string> sources;
-  for (const Mutant& m : selected) {
-    if (sources.count(m.file) == 0) sources[m.file] = *read(m.file);
-  }
-
-  // 5. Scratch copies, one per job, each with its own output base; one shared disk cache.
-  int jobs = std::max(1, o.jobs);
-  std::vector<Worker> workers(jobs);
-  std::string log_dir = o.cache_dir + "/logs";
-  if (!MakeDirs(log_dir).ok()) return kExitInternal;
-  for (int j = 0; j < jobs; ++j) {
-    std::string dir = absl::StrCat(o.cache_dir, "/work-", j);
-    workers[j].scratch = std::make_unique<Scratch>(dir);
-    double t0 = Now();
-    absl::StatusOr<SyncStats> stats = workers[j].scratch->Sync(o.repo, *files);
-    if (!stats.ok()) {
-      Say(absl::StrCat("syncing the scratch copy: ", stats.status().message()));
+  // One run per cache directory at a time.
+  int Lock() {
+    std::string lock_path = o_.cache_dir + "/lock";
+    lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0 || flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      Say(absl::StrCat("another mutation run holds ", lock_path, "; wait for it or use --cache-dir"));
       return kExitInternal;
     }
-    if (!stats->left_dirty.empty()) {
-      Say(absl::StrCat("scratch copy ", j, " was left dirty by an interrupted run (", stats->left_dirty,
-                       "); resynced"));
-    }
-    Say(absl::StrFormat("scratch copy %d: %d copied, %d removed, %d unchanged (%.1fs) in %s", j,
-                        stats->copied, stats->removed, stats->unchanged, Now() - t0,
-                        workers[j].scratch->tree()));
-    BazelConfig bc;
-    bc.binary = o.bazel;
-    bc.workspace = workers[j].scratch->tree();
-    bc.output_base = absl::StrCat(o.cache_dir, "/output-base-", j);
-    bc.disk_cache = o.cache_dir + "/disk-cache";
-    bc.log_dir = log_dir;
-    bc.command_args = o.bazel_args;
-    workers[j].bazel = std::make_unique<Bazel>(bc);
-    if (stop->load() != 0) return Interrupted(stop);
+    return kContinue;
   }
-  absl::Cleanup shutdown = [&] {
-    if (o.keep_server) return;
-    for (Worker& w : workers) w.bazel->Shutdown().IgnoreError();
-  };
 
-  // 6. Which tests cover each file.
-  std::map<std::string, std::vector<std::string>> tests_of;
-  std::set<std::string> all_targets;
-  for (const auto& [file, text] : sources) {
-    absl::StatusOr<std::vector<std::string>> t = workers[0].bazel->TestsDependingOn(file, stop);
-    if (stop->load() != 0) return Interrupted(stop);
-    if (!t.ok()) {
-      Say(std::string(t.status().message()));
-      return kExitInternal;
+  // Scratch copies, one per job, each with its own output base; one shared disk cache.
+  int PrepareScratch() {
+    int jobs = std::max(1, o_.jobs);
+    workers_.resize(jobs);
+    std::string log_dir = o_.cache_dir + "/logs";
+    if (!MakeDirs(log_dir).ok()) return kExitInternal;
+    for (int j = 0; j < jobs; ++j) {
+      workers_[j].scratch = std::make_unique<Scratch>(absl::StrCat(o_.cache_dir, "/work-", j));
+      double t0 = Now();
+      absl::StatusOr<SyncStats> stats = workers_[j].scratch->Sync(o_.repo, files_);
+      if (!stats.ok()) {
+        Say(absl::StrCat("syncing the scratch copy: ", stats.status().message()));
+        return kExitInternal;
+      }
+      if (!stats->left_dirty.empty()) {
+        Say(absl::StrCat("scratch copy ", j, " was left dirty by an interrupted run (",
+                         stats->left_dirty, "); resynced"));
+      }
+      Say(absl::StrFormat("scratch copy %d: %d copied, %d removed, %d unchanged (%.1fs) in %s", j,
+                          stats->copied, stats->removed, stats->unchanged, Now() - t0,
+                          workers_[j].scratch->tree()));
+      BazelConfig bc;
+      bc.binary = o_.bazel;
+      bc.workspace = workers_[j].scratch->tree();
+      bc.output_base = absl::StrCat(o_.cache_dir, "/output-base-", j);
+      bc.disk_cache = o_.cache_dir + "/disk-cache";
+      bc.log_dir = log_dir;
+      bc.command_args = o_.bazel_args;
+      workers_[j].bazel = std::make_unique<Bazel>(bc);
+      if (Stopping()) return Interrupted();
     }
-    tests_of[file] = *t;
-    all_targets.insert(t->begin(), t->end());
-    Say(absl::StrCat(file, ": ", t->size(), " test target(s)"));
+    return kContinue;
   }
-  for (Mutant& m : selected) m.covered_by = tests_of[m.file];
-  std::vector<std::string> targets(all_targets.begin(), all_targets.end());
 
-  // 7. Baseline in every scratch copy (it also warms each output base); the first one is timed.
-  Shared shared;
-  shared.options = &o;
-  shared.stop = stop;
-  shared.sources = &sources;
-  if (!targets.empty()) {
+  // Which test targets depend on each mutated file (bazel query rdeps).
+  int FindCoverage() {
+    std::map<std::string, std::vector<std::string>> tests_of;
+    std::set<std::string> all_targets;
+    for (const auto& [file, text] : sources_) {
+      absl::StatusOr<std::vector<std::string>> t = workers_[0].bazel->TestsDependingOn(file, stop_);
+      if (Stopping()) return Interrupted();
+      if (!t.ok()) {
+        Say(std::string(t.status().message()));
+        return kExitInternal;
+      }
+      tests_of[file] = *t;
+      all_targets.insert(t->begin(), t->end());
+      Say(absl::StrCat(file, ": ", t->size(), " test target(s)"));
+    }
+    for (Mutant& m : selected_) m.covered_by = tests_of[m.file];
+    targets_.assign(all_targets.begin(), all_targets.end());
+    return kContinue;
+  }
+
+  // The unmutated build and tests in every scratch copy (which also warms each output base); the
+  // first copy's test time sets the mutants' timeout. Failing tests refuse the run.
+  int Baseline() {
+    shared_.options = &o_;
+    shared_.stop = stop_;
+    shared_.sources = &sources_;
+    if (targets_.empty()) return kContinue;
+    int jobs = static_cast<int>(workers_.size());
     Say(absl::StrFormat("baseline: building and testing %zu target(s) unmutated in %d scratch "
                         "cop%s: %s",
-                        targets.size(), jobs, jobs == 1 ? "y" : "ies", absl::StrJoin(targets, " ")));
+                        targets_.size(), jobs, jobs == 1 ? "y" : "ies",
+                        absl::StrJoin(targets_, " ")));
     std::vector<std::string> problems(jobs);
     std::vector<double> seconds(jobs, 0);
     std::vector<std::thread> threads;
     for (int j = 0; j < jobs; ++j) {
-      threads.emplace_back([&, j] {
-        Bazel& b = *workers[j].bazel;
-        absl::StatusOr<CommandResult> build = b.Build(targets, 0, stop, "baseline");
-        if (!build.ok() || build->outcome != Outcome::kPassed) {
-          problems[j] = build.ok() ? absl::StrCat("the baseline build failed (exit ",
-                                                  build->exit_code, "): ", FirstError(build->output),
-                                                  "; see ", build->log_path)
-                                   : std::string(build.status().message());
-          return;
-        }
-        absl::StatusOr<CommandResult> test = b.Test(targets, 0, stop, "baseline");
-        if (!test.ok() || test->outcome != Outcome::kPassed) {
-          std::vector<std::string> failed;
-          if (test.ok()) {
-            for (const TargetResult& t : test->targets) {
-              if (t.status != "PASSED") failed.push_back(absl::StrCat(t.label, " ", t.status));
-            }
-          }
-          problems[j] = test.ok() ? absl::StrCat("the baseline tests fail (exit ", test->exit_code,
-                                                 "): ", absl::StrJoin(failed, ", "), "; see ",
-                                                 test->log_path)
-                                  : std::string(test.status().message());
-          return;
-        }
-        seconds[j] = test->seconds;
-      });
+      threads.emplace_back([&, j] { problems[j] = BaselineIn(*workers_[j].bazel, &seconds[j]); });
     }
     for (std::thread& t : threads) t.join();
-    if (stop->load() != 0) return Interrupted(stop);
+    if (Stopping()) return Interrupted();
     for (const std::string& p : problems) {
       if (!p.empty()) {
         Say(absl::StrCat("refusing to start: ", p));
         return kExitBaseline;
       }
     }
-    shared.test_timeout = o.timeout_factor * seconds[0] + o.timeout_extra;
+    shared_.test_timeout = o_.timeout_factor * seconds[0] + o_.timeout_extra;
     Say(absl::StrFormat("baseline: %zu test target(s) pass in %.1fs; mutant test timeout %.0fs",
-                        targets.size(), seconds[0], shared.test_timeout));
+                        targets_.size(), seconds[0], shared_.test_timeout));
+    return kContinue;
   }
 
-  // 8. The mutants.
-  Say(absl::StrFormat("running %zu mutants (%d curated) with %d job(s)", selected.size(),
-                      curated_count, jobs));
-  double run_start = Now();
-  Progress progress(static_cast<int>(selected.size()), jobs);
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> threads;
-  for (int j = 0; j < jobs; ++j) {
-    threads.emplace_back([&, j] {
-      while (stop->load() == 0 && !shared.fatal) {
-        std::size_t i = next++;
-        if (i >= selected.size()) break;
-        RunOne(&selected[i], &workers[j], &shared);
-        if (selected[i].status != MutantStatus::kPending) progress.Done(selected[i]);
+  // What is wrong with the baseline in one copy, or "" when it passes (its test time in *seconds).
+  std::string BaselineIn(Bazel& b, double* seconds) {
+    absl::StatusOr<CommandResult> build = b.Build(targets_, 0, stop_, "baseline");
+    if (!build.ok()) return std::string(build.status().message());
+    if (build->outcome != Outcome::kPassed) {
+      return absl::StrCat("the baseline build failed (exit ", build->exit_code, "): ",
+                          FirstError(build->output), "; see ", build->log_path);
+    }
+    absl::StatusOr<CommandResult> test = b.Test(targets_, 0, stop_, "baseline");
+    if (!test.ok()) return std::string(test.status().message());
+    if (test->outcome != Outcome::kPassed) {
+      std::vector<std::string> failed;
+      for (const TargetResult& t : test->targets) {
+        if (t.status != "PASSED") failed.push_back(absl::StrCat(t.label, " ", t.status));
       }
-    });
+      return absl::StrCat("the baseline tests fail (exit ", test->exit_code, "): ",
+                          absl::StrJoin(failed, ", "), "; see ", test->log_path);
+    }
+    *seconds = test->seconds;
+    return "";
   }
-  for (std::thread& t : threads) t.join();
-  progress.Finish();
-  double wall = Now() - run_start;
 
-  // 9. Reports, also for an interrupted run (the rest stays Pending).
-  std::string report_dir = o.report_dir.empty() ? o.cache_dir + "/report" : o.report_dir;
-  if (absl::Status s = MakeDirs(report_dir); !s.ok()) {
-    Say(absl::StrCat("report dir: ", s.message()));
-    return kExitInternal;
+  // Every worker takes the next mutant until none are left or a stop is asked for.
+  void RunMutants() {
+    int jobs = static_cast<int>(workers_.size());
+    Say(absl::StrFormat("running %zu mutants (%d curated) with %d job(s)", selected_.size(),
+                        curated_count_, jobs));
+    double start = Now();
+    Progress progress(static_cast<int>(selected_.size()), jobs);
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> threads;
+    for (int j = 0; j < jobs; ++j) {
+      threads.emplace_back([&, j] {
+        while (!Stopping() && !shared_.fatal) {
+          std::size_t i = next++;
+          if (i >= selected_.size()) break;
+          RunOne(&selected_[i], &workers_[j], &shared_);
+          if (selected_[i].status != MutantStatus::kPending) progress.Done(selected_[i]);
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    progress.Finish();
+    wall_seconds_ = Now() - start;
   }
-  std::string summary = TerminalSummary(selected, sources, catalog.thresholds);
-  absl::Status w1 = WriteFileAtomic(report_dir + "/mutation.json",
-                                    JsonReport(selected, sources, catalog.thresholds).dump(2));
-  absl::Status w2 =
-      WriteFileAtomic(report_dir + "/mutation.html", HtmlReport(selected, sources, catalog.thresholds));
-  absl::Status w3 = WriteFileAtomic(report_dir + "/summary.txt", summary);
-  std::printf("%s", summary.c_str());
-  int ran = static_cast<int>(std::count_if(selected.begin(), selected.end(), [](const Mutant& m) {
-    return m.status != MutantStatus::kPending;
-  }));
-  std::printf("%d mutants in %.0fs (%.1f per minute); reports: %s/mutation.{json,html}\n", ran,
-              wall, wall > 0 ? ran * 60.0 / wall : 0.0, report_dir.c_str());
-  std::fflush(stdout);
-  if (!w1.ok() || !w2.ok() || !w3.ok()) {
-    Say("could not write the reports");
-    return kExitInternal;
-  }
-  if (shared.fatal) {
-    Say(shared.fatal_message);
-    return kExitInternal;
-  }
-  if (stop->load() != 0) return Interrupted(stop);
 
-  Score cur = ScoreOf(selected, true);
-  if (cur.survived + cur.no_coverage + cur.compile_error > 0) {
-    Say("curated mutants were not killed (survived, not covered, or unviable: see above); a "
-        "boundary test has lost its teeth, or a catalog entry needs fixing");
-    return kExitSurvivors;
+  // Reports, also for an interrupted run (what did not run stays Pending).
+  int WriteReports() {
+    std::string dir = o_.report_dir.empty() ? o_.cache_dir + "/report" : o_.report_dir;
+    if (absl::Status s = MakeDirs(dir); !s.ok()) {
+      Say(absl::StrCat("report dir: ", s.message()));
+      return kExitInternal;
+    }
+    const Thresholds& th = catalog_.thresholds;
+    std::string summary = TerminalSummary(selected_, sources_, th);
+    absl::Status w1 =
+        WriteFileAtomic(dir + "/mutation.json", JsonReport(selected_, sources_, th).dump(2));
+    absl::Status w2 = WriteFileAtomic(dir + "/mutation.html", HtmlReport(selected_, sources_, th));
+    absl::Status w3 = WriteFileAtomic(dir + "/summary.txt", summary);
+    std::printf("%s", summary.c_str());
+    int ran = static_cast<int>(std::count_if(selected_.begin(), selected_.end(), [](const Mutant& m) {
+      return m.status != MutantStatus::kPending;
+    }));
+    std::printf("%d mutants in %.0fs (%.1f per minute); reports: %s/mutation.{json,html}\n", ran,
+                wall_seconds_, wall_seconds_ > 0 ? ran * 60.0 / wall_seconds_ : 0.0, dir.c_str());
+    std::fflush(stdout);
+    if (!w1.ok() || !w2.ok() || !w3.ok()) {
+      Say("could not write the reports");
+      return kExitInternal;
+    }
+    if (shared_.fatal) {
+      Say(shared_.fatal_message);
+      return kExitInternal;
+    }
+    if (Stopping()) return Interrupted();
+    return kContinue;
   }
-  if (cur.runtime_error > 0) {
-    Say("Bazel failed on curated mutants; nothing was proven (see the logs named above)");
-    return kExitInternal;
+
+  int Verdict() const {
+    Score cur = ScoreOf(selected_, true);
+    if (cur.survived + cur.no_coverage + cur.compile_error > 0) {
+      Say("curated mutants were not killed (survived, not covered, or unviable: see above); a "
+          "boundary test has lost its teeth, or a catalog entry needs fixing");
+      return kExitSurvivors;
+    }
+    if (cur.runtime_error > 0) {
+      Say("Bazel failed on curated mutants; nothing was proven (see the logs named above)");
+      return kExitInternal;
+    }
+    Score gen = ScoreOf(selected_, false);
+    if (gen.valid() > 0 && gen.percent() < catalog_.thresholds.break_at) {
+      Say(absl::StrFormat("generated score %.1f%% is below the break threshold %d%%",
+                          gen.percent(), catalog_.thresholds.break_at));
+      return kExitLowScore;
+    }
+    return kExitOk;
   }
-  Score gen = ScoreOf(selected, false);
-  if (gen.valid() > 0 && gen.percent() < catalog.thresholds.break_at) {
-    Say(absl::StrFormat("generated score %.1f%% is below the break threshold %d%%",
-                        gen.percent(), catalog.thresholds.break_at));
-    return kExitLowScore;
-  }
-  return kExitOk;
+
+  const Options& o_;
+  const std::atomic<int>* stop_;
+  std::string tmp_;
+  std::vector<std::string> files_;
+  std::set<std::string> file_set_;
+  Catalog catalog_;
+  std::vector<Mutant> mutants_;   // everything loaded or generated
+  std::vector<Mutant> selected_;  // what this run covers
+  int curated_count_ = 0;
+  std::map<std::string, std::string> sources_;  // original content of each mutated file
+  int lock_fd_ = -1;
+  std::vector<Worker> workers_;
+  std::vector<std::string> targets_;  // every test target any selected mutant needs
+  Shared shared_;
+  double wall_seconds_ = 0;
+};
+
+}  // namespace
+
+int RunMutation(const Options& options, const std::atomic<int>* stop) {
+  return Session(options, stop).Run();
 }
 
 }  // namespace mutation
