@@ -69,6 +69,11 @@ nlohmann::json JsonReport(const std::vector<Mutant>& mutants,
 
 namespace {
 
+// "87.5%", or "n/a" when no generated mutant was judged (a curated-only run has no score).
+std::string ScoreText(const Score& s) {
+  return s.valid() == 0 ? "n/a" : absl::StrFormat("%.1f%%", s.percent());
+}
+
 std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -129,9 +134,9 @@ std::string HtmlReport(const std::vector<Mutant>& mutants,
        "</style></head><body>\n<h1>Mutation report</h1>\n";
   h << absl::StrFormat(
       "<p>Curated: %d killed, %d timeout, %d survived, %d no coverage, %d unviable.<br>"
-      "Generated: score %.1f%% (high %d, low %d, break %d): %d killed, %d timeout, %d survived, "
+      "Generated: score %s (high %d, low %d, break %d): %d killed, %d timeout, %d survived, "
       "%d no coverage, %d unviable, %d pending.</p>\n",
-      cur.killed, cur.timeout, cur.survived, cur.no_coverage, cur.compile_error, gen.percent(),
+      cur.killed, cur.timeout, cur.survived, cur.no_coverage, cur.compile_error, ScoreText(gen),
       thresholds.high, thresholds.low, thresholds.break_at, gen.killed, gen.timeout, gen.survived,
       gen.no_coverage, gen.compile_error, gen.pending);
   h << "<table><tr><th>file</th><th>mutants</th><th>detected</th><th>undetected</th></tr>\n";
@@ -210,10 +215,10 @@ std::string TerminalSummary(const std::vector<Mutant>& mutants,
       cur.survived, cur.no_coverage, cur.compile_error, cur.runtime_error, cur.pending);
   out << absl::StrFormat(
       "generated: %d mutants: %d killed, %d timeout, %d survived, %d no coverage, %d unviable, "
-      "%d bazel errors, %d not run; score %.1f%% (break below %d%%)\n",
+      "%d bazel errors, %d not run; score %s (break below %d%%)\n",
       gen.valid() + gen.compile_error + gen.runtime_error + gen.pending, gen.killed, gen.timeout,
       gen.survived, gen.no_coverage, gen.compile_error, gen.runtime_error, gen.pending,
-      gen.percent(), thresholds.break_at);
+      ScoreText(gen), thresholds.break_at);
   return out.str();
 }
 

@@ -125,6 +125,11 @@ TEST(ReportTest, SummaryListsEverySurvivorWithLineDiffAndTests) {
   EXPECT_THAT(s, HasSubstr("+  return x > 3;"));
   EXPECT_THAT(s, HasSubstr("tests that ran: //a:f_test"));
   EXPECT_THAT(s, Not(HasSubstr("RelationalOperator:0)")));  // the killed one is not listed
+  EXPECT_THAT(s, HasSubstr("score 100.0% (break below 50%)"));
+  // A curated-only run has no generated score, rather than a perfect one.
+  std::vector<Mutant> curated_only = {Sample()[1]};
+  EXPECT_THAT(TerminalSummary(curated_only, {{"a/f.cc", kSource}}, Thresholds{}),
+              HasSubstr("score n/a"));
 }
 
 TEST(ReportTest, ScoreCountsTimeoutsAsDetectedAndLeavesUnviableOut) {
