@@ -119,11 +119,12 @@ class Progress {
   int done_ = 0, killed_ = 0, survived_ = 0, timeouts_ = 0, unviable_ = 0, other_ = 0;
 };
 
-// The first compiler error line of a failed build, for the report.
+// The compiler's first error line of a failed build ("file.cc:12:3: error: ..."), else Bazel's
+// first ERROR line, for the report.
 std::string FirstError(const std::string& output) {
-  for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    if (absl::StrContains(line, "error:") || absl::StartsWith(line, "ERROR:")) {
-      return std::string(line.substr(0, 300));
+  for (const char* marker : {": error:", "ERROR:"}) {
+    for (absl::string_view line : absl::StrSplit(output, '\n')) {
+      if (absl::StrContains(line, marker)) return std::string(line.substr(0, 300));
     }
   }
   return "the build failed";

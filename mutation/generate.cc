@@ -207,11 +207,39 @@ void Relational(const std::string& code, LineMutator* lm) {
   }
 }
 
+bool IsLogicalAt(const std::string& code, std::size_t i) {
+  return (code.compare(i, 2, "&&") == 0 || code.compare(i, 2, "||") == 0) && SpacedAt(code, i, 2);
+}
+
+// Whether the operator at i shares its parenthesis level with another && or ||, or the expression
+// continues on another line. Swapping one of `a && b && c` gives `a && b || c`, which
+// -Wparentheses (an error under -Werror) rejects: an unviable mutant that only costs a build.
+bool SharesLevelWithLogical(const std::string& code, std::size_t i) {
+  absl::string_view trimmed = absl::StripAsciiWhitespace(code);
+  if (absl::StartsWith(trimmed, "&&") || absl::StartsWith(trimmed, "||") ||
+      absl::EndsWith(trimmed, "&&") || absl::EndsWith(trimmed, "||")) {
+    return true;
+  }
+  int depth = 0;
+  for (std::size_t k = i; k-- > 0;) {
+    if (code[k] == ')') ++depth;
+    if (code[k] == '(' && depth-- == 0) break;
+    if (depth == 0 && k + 1 < code.size() && IsLogicalAt(code, k)) return true;
+  }
+  depth = 0;
+  for (std::size_t k = i + 2; k < code.size(); ++k) {
+    if (code[k] == '(') ++depth;
+    if (code[k] == ')' && depth-- == 0) break;
+    if (depth == 0 && IsLogicalAt(code, k)) return true;
+  }
+  return false;
+}
+
 void Logical(const std::string& code, LineMutator* lm) {
   for (std::size_t i = 0; i + 1 < code.size(); ++i) {
     bool is_and = code.compare(i, 2, "&&") == 0;
     bool is_or = code.compare(i, 2, "||") == 0;
-    if ((is_and || is_or) && SpacedAt(code, i, 2)) {
+    if ((is_and || is_or) && SpacedAt(code, i, 2) && !SharesLevelWithLogical(code, i)) {
       lm->Add(kLogical, i, is_and ? "&&" : "||", is_and ? "||" : "&&");
       ++i;
     }

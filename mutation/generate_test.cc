@@ -35,6 +35,13 @@ TEST(GenerateTest, RelationalOperatorsNeedSpacesSoTemplatesAndArrowsAreLeftAlone
   EXPECT_THAT(Describe(Gen("y = a == c && a != d;\n")),
               ElementsAre("RelationalOperator ==->!=", "LogicalOperator &&->||",
                           "RelationalOperator !=->=="));
+  // `a && b && c` -> `a && b || c` does not compile under -Wparentheses -Werror: only operators
+  // alone at their parenthesis level (and on their line) are swapped.
+  EXPECT_THAT(Describe(Gen("if (a && b && c) {\n")), ElementsAre("NegateCondition (a && b && c)->(!(a && b && c))"));
+  EXPECT_THAT(Describe(Gen("x = (a && b) || (c && d);\n")),
+              ElementsAre("LogicalOperator &&->||", "LogicalOperator ||->&&",
+                          "LogicalOperator &&->||"));
+  EXPECT_THAT(Describe(Gen("x = a &&\n    b;\n")), IsEmpty());
   EXPECT_THAT(Gen("std::vector<int> v; p->q; s << t; a >> b; auto&& r = f();\n"), IsEmpty());
   EXPECT_THAT(Gen("bool operator==(const A&) const;\n"), IsEmpty());
 }
