@@ -99,9 +99,11 @@ class Progress {
                    StatusName(m.status));
       if (done_ == total_) std::fprintf(stderr, "\n");
     } else {
-      std::fprintf(stderr, "mutant %d/%d %s %s %s%s (%.1fs) | %s\n", done_, total_, m.id.c_str(),
-                   StatusName(m.status), m.killed_by.empty() ? "" : "by ",
-                   absl::StrJoin(m.killed_by, ",").c_str(), m.seconds, counts.c_str());
+      std::fprintf(stderr, "mutant %d/%d %s %s %s%s%s (%.1fs) | %s\n", done_, total_,
+                   m.id.c_str(), StatusName(m.status), m.killed_by.empty() ? "" : "by ",
+                   absl::StrJoin(m.killed_by, ",").c_str(),
+                   m.status_reason.empty() ? "" : absl::StrCat(" [", m.status_reason, "]").c_str(),
+                   m.seconds, counts.c_str());
     }
     std::fflush(stderr);
   }
@@ -129,6 +131,25 @@ std::string FirstError(const std::string& output) {
   }
   return "the build failed";
 }
+
+}  // namespace
+
+// The gtest cases that failed ("[  FAILED  ] Suite.Case (12 ms)"), from the test logs Bazel prints
+// for failing targets: they show WHAT caught the mutant, so a kill by an unrelated (flaky) case
+// stands out in the report.
+std::vector<std::string> FailedCases(const std::string& output) {
+  std::vector<std::string> cases;
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    if (!absl::ConsumePrefix(&line, "[  FAILED  ] ")) continue;
+    std::size_t end = line.find(' ');
+    absl::string_view name = absl::StripSuffix(line.substr(0, end), ",");
+    if (name.empty() || !absl::StrContains(name, ".")) continue;  // the "N tests, listed below" line
+    if (std::find(cases.begin(), cases.end(), name) == cases.end()) cases.emplace_back(name);
+  }
+  return cases;
+}
+
+namespace {
 
 struct Worker {
   std::unique_ptr<Scratch> scratch;
@@ -227,7 +248,10 @@ void RunOne(Mutant* m, Worker* w, Shared* shared) {
         m->status_reason = "Bazel's test timeout";
       } else {
         m->status = MutantStatus::kKilled;
-        if (m->killed_by.empty()) {
+        std::vector<std::string> cases = FailedCases(test->output);
+        if (!cases.empty()) {
+          m->status_reason = absl::StrCat("failed: ", absl::StrJoin(cases, ", "));
+        } else if (m->killed_by.empty()) {
           m->status_reason = absl::StrCat("bazel test exited 3; see ", test->log_path);
         }
       }

@@ -49,6 +49,9 @@ int RunMutation(const Options& options, const std::atomic<int>* stop_signal);
 // Parses "k/n" (0 <= k < n). False on anything else.
 bool ParseShard(const std::string& text, int* k, int* n);
 
+// The failed gtest cases named in Bazel's output of failing test logs, first seen first.
+std::vector<std::string> FailedCases(const std::string& output);
+
 // Changed line numbers per file in `git diff -U0` output (the new side).
 std::vector<std::pair<std::string, std::vector<std::pair<int, int>>>> ParseDiffHunks(
     const std::string& diff);

@@ -193,6 +193,17 @@ TEST(EngineTest, ParsesDiffHunksOfTheNewSide) {
   EXPECT_THAT(hunks[1].second, ElementsAre(std::pair{1, 3}));
 }
 
+TEST(EngineTest, NamesTheFailedGtestCases) {
+  std::string out =
+      "[ RUN      ] RunnerTest.OutputBomb\n"
+      "[  FAILED  ] RunnerTest.OutputBomb (498 ms)\n"
+      "[  FAILED  ] 2 tests, listed below:\n"
+      "[  FAILED  ] RunnerTest.OutputBomb\n"
+      "[  FAILED  ] PathTest/Walk.Escape/1, where GetParam() = 1\n";
+  EXPECT_THAT(FailedCases(out), ElementsAre("RunnerTest.OutputBomb", "PathTest/Walk.Escape/1"));
+  EXPECT_THAT(FailedCases("all fine\n"), testing::IsEmpty());
+}
+
 TEST(MutantTest, DiffShowsTheChangedLine) {
   Mutant m;
   m.file = "f.cc";
