@@ -387,7 +387,17 @@ void Constants(const std::string& code, LineMutator* lm) {
     bool octal = digits.size() > 1 && digits[0] == '0';
     bool after_return = i >= 7 && code.compare(i - 7, 7, "return ") == 0 &&
                         (digits == "0" || digits == "1") && end < code.size() && code[end] == ';';
-    if (!is_float_or_other_base && !octal && !after_return && digits.size() <= 18 &&
+    // `-1` is the C error sentinel (`== -1` after a syscall): -0 or -2 there only tests whether
+    // the syscall can be made to fail, which unit tests rarely can; those mutants are noise.
+    bool error_sentinel = false;
+    if (digits == "1" && i > 0 && code[i - 1] == '-') {
+      std::size_t before = code.find_last_not_of(' ', i - 1 == 0 ? 0 : i - 2);
+      bool binary = i >= 2 && before != std::string::npos &&
+                    (IsIdentChar(code[before]) || code[before] == ')' || code[before] == ']');
+      error_sentinel = !binary;
+    }
+    if (!is_float_or_other_base && !octal && !after_return && !error_sentinel &&
+        digits.size() <= 18 &&
         !InTemplateArguments(code, i)) {
       unsigned long long value = std::stoull(digits);
       std::string suffix = code.substr(digits_end, end - digits_end);

@@ -93,6 +93,11 @@ TEST(GenerateTest, ConstantsPlusAndMinusOneKeepingSuffixes) {
   EXPECT_THAT(Describe(Gen("y = 64 << 10;\n")),
               ElementsAre("ConstantPlusOne 64->65", "ConstantMinusOne 64->63",
                           "ConstantPlusOne 10->11", "ConstantMinusOne 10->9"));
+  // The -1 error sentinel is left alone; a subtraction of 1 is not.
+  EXPECT_THAT(Gen("if (close(fd) == -1) return;\nif (f(-1)) x;\n"),
+              testing::Not(testing::Contains(testing::Field(&Mutant::original, "1"))));
+  EXPECT_THAT(Describe(Gen("y = n -1;\n")),
+              ElementsAre("ConstantPlusOne 1->2", "ConstantMinusOne 1->0"));
   // Floats, hex, octal, identifiers with digits are left alone.
   EXPECT_THAT(Gen("d = 1.5 + 0x10 + 017 + x2 + 1e3;\n"),
               testing::Not(testing::Contains(testing::Field(&Mutant::mutator,
