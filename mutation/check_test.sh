@@ -90,6 +90,11 @@ grep -q '^lib/lib.cc:9:' "$tmp/out" && fail "--list: the skip-marked line was mu
 grep -q '^lib/lib.cc:2:' "$tmp/out" && fail "--list: the comment line was mutated"
 [ -e "$FAKE_STATE/calls" ] && fail "--list ran bazel"
 
+# A catalog kept outside the checkout (absolute path) works the same.
+cp "$repo/mutation/catalog.json" "$tmp/outside.json"
+expect_exit 0 "$(run --list --catalog="$tmp/outside.json")" "--catalog absolute"
+grep -q '^catalog:clamp-boundary' "$tmp/out" || fail "--catalog absolute: no curated entry"
+
 # Usage errors.
 expect_exit 2 "$(run --shard=2/2)" "bad shard"
 expect_exit 2 "$(run --bogus)" "unknown flag"

@@ -357,7 +357,10 @@ class Session {
   // The catalog, checked against the code before anything runs. Generated-only runs still take
   // the thresholds from it, the one place they live.
   int LoadCatalog() {
-    absl::StatusOr<std::string> text = Read(o_.catalog);
+    // A relative path is a file of the checkout (the catalog follows the code); an absolute one is
+    // read as is (a catalog kept outside, e.g. to try entries against another branch).
+    absl::StatusOr<std::string> text =
+        absl::StartsWith(o_.catalog, "/") ? ReadFile(o_.catalog) : Read(o_.catalog);
     if (o_.generated_only) {
       if (!text.ok()) return kContinue;
       if (absl::StatusOr<Catalog> parsed = ParseCatalog(*text); parsed.ok()) {

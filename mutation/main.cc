@@ -45,7 +45,8 @@ noticed. Curated mutants come from mutation/catalog.json; generated ones from sa
   --repo=DIR            the checkout (default: $BUILD_WORKSPACE_DIRECTORY, set by bazel run)
   --cache-dir=DIR       scratch copies and output bases (default:
                         ${XDG_CACHE_HOME:-~/.cache}/sandboxed-agent-mutation/<hash of repo path>)
-  --catalog=PATH        the catalog, relative to the repo (default mutation/catalog.json)
+  --catalog=PATH        the catalog: relative to the repo (default mutation/catalog.json), or an
+                        absolute path
   --roots=D[,D...]      where mutants are generated (default sandbox,agent)
   --keep-server         leave the scratch Bazel server running for the next run
   --help                this text
