@@ -303,10 +303,14 @@ TEST(RunnerTest, LargeStdinToAChildThatNeverReadsEndsAtTheTimeout) {
 TEST(RunnerTest, InheritedFdsAreClosed) {
   const int plain = open("/dev/null", O_RDONLY);  // Deliberately without O_CLOEXEC.
   ASSERT_GE(plain, 0);
+  // One fd below the child's RLIMIT_NOFILE (256) and one above it: both must be closed.
+  const int low = dup2(plain, 200);
+  ASSERT_EQ(low, 200);
   const int high = dup2(plain, 900);
   ASSERT_EQ(high, 900);
   absl::StatusOr<RunResult> result = sandbox::Run(Request({HelperPath(), "fds"}));
   close(plain);
+  close(low);
   close(high);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->out.data, "0 1 2\n");

@@ -1,0 +1,44 @@
+// Generated mutants: a small C++ lexer that knows where code is (not comments, string or character
+// literals, raw strings, preprocessor lines), and six operators applied to the code it finds.
+// Pure functions over text; thread-compatible.
+#ifndef MUTATION_GENERATE_H_
+#define MUTATION_GENERATE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mutation/mutant.h"
+
+namespace mutation {
+
+// The operators, by the names used in ids and reports.
+inline constexpr const char* kRelational = "RelationalOperator";  // < <= > >= == !=
+inline constexpr const char* kLogical = "LogicalOperator";        // && <-> ||
+inline constexpr const char* kNegateCondition = "NegateCondition"; // if (c) -> if (!(c))
+inline constexpr const char* kReturnValue = "ReturnValue";         // true<->false, 0<->1, OkStatus
+inline constexpr const char* kDeleteCall = "DeleteCall";           // `f(x);` -> ``
+inline constexpr const char* kConstantPlus = "ConstantPlusOne";    // N -> N+1
+inline constexpr const char* kConstantMinus = "ConstantMinusOne";  // N -> N-1
+
+// The marker that excludes a line: `// mutation: skip(reason)`. The reason is required.
+inline constexpr const char* kSkipMarker = "mutation: skip";
+
+// For every byte of `text`, whether it is code the generator may mutate: false inside comments,
+// string/char/raw-string literals and preprocessor lines (with their continuations).
+std::vector<bool> CodeMask(const std::string& text);
+
+// Every generated mutant of `text`, which is the content of repository file `path`, in order of
+// position. Ids are "path:line:operator:index", index counting that operator's sites on that line.
+// InvalidArgument when a skip marker has no reason (the marker must say why).
+absl::StatusOr<std::vector<Mutant>> GenerateMutants(const std::string& path,
+                                                    const std::string& text);
+
+// Whether `path` is a source the generator covers: a .cc file that is not a test or test support
+// (a name containing `_test` or `testing`, or starting with `test`), a benchmark or fuzzer
+// (`*_bench*`, `*_fuzz*`), nor under a testdata/ directory.
+bool IsGeneratedSource(const std::string& path);
+
+}  // namespace mutation
+
+#endif  // MUTATION_GENERATE_H_
