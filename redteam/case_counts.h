@@ -20,7 +20,7 @@ struct GroupCount {
 };
 
 inline constexpr GroupCount kGroupCounts[] = {
-    {"path", 38},
+    {"path", 39},
     {"output", 14},
     {"process", 23},
     {"network", 27},
