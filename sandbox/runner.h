@@ -9,6 +9,14 @@
 // exec ("exec failed: No such file or directory", "setrlimit(RLIMIT_AS) failed") reaches the caller as
 // an error with its errno, never as a bare exit status 127.
 //
+// Portability: POSIX only. Linux-specific speed-ups (pipe2, close_range, pidfd exit notification) live
+// in runner_linux.cc, chosen by select(); the POSIX fallbacks in runner_posix.cc are what macOS and
+// `--config=portable` build.
+//
+// Signals: Run never changes the process's signal dispositions. It blocks signals in the calling thread
+// around fork and SIGPIPE around writes to the child's stdin, and restores the mask afterwards. A host
+// that sets SIGCHLD to SIG_IGN (children auto-reaped) cannot use Run: it fails with EINTERNAL.
+//
 // Thread-safety: Run may be called from several threads at once.
 #ifndef SANDBOX_RUNNER_H_
 #define SANDBOX_RUNNER_H_
@@ -16,6 +24,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "sandbox/child_plan.h"
 
 namespace sandbox {
 
@@ -43,7 +53,7 @@ struct RunRequest {
   std::optional<std::map<std::string, std::string>> env;
   std::optional<std::string> stdin_data;  // Unset: stdin is /dev/null.
   absl::Duration wall_timeout = absl::Seconds(30);
-  absl::Duration kill_grace = absl::Seconds(2);  // SIGTERM -> SIGKILL.
+  absl::Duration kill_grace = absl::Seconds(2);  // SIGTERM -> SIGKILL; zero sends SIGKILL at once.
   uint64_t stdout_cap = 1 << 20;
   uint64_t stderr_cap = 1 << 20;
   Limits limits;
@@ -71,9 +81,26 @@ struct RunResult {
   std::vector<std::string> layers_in_force;  // e.g. "session", "process_group", "rlimits".
 };
 
-// Runs the command to completion (or timeout). Errors: EINVAL for a bad request, ENOENT/EPERM when
-// exec fails, EIO/ETRANSIENT for fork/pipe failures; a non-zero exit status is not an error.
+// The minimal environment used when RunRequest::env is unset: PATH, HOME=cwd, LANG=C.UTF-8.
+std::map<std::string, std::string> DefaultEnvironment(const std::string& cwd);
+
+// The calling process's environment as a map, for callers that explicitly ask to pass it on.
+std::map<std::string, std::string> ParentEnvironment();
+
+// Adds a platform layer's steps to the child's setup (see child_plan.h). Called once per Run, before
+// fork, after the runner's own steps are in the plan; an error refuses the run (fail closed).
+using PlanExtension = std::function<absl::Status(const RunRequest&, ChildPlan&)>;
+
+// Runs the command to completion (or timeout). When Run returns, the direct child is reaped and every
+// process left in its process group has been SIGKILLed (background children do not outlive a run).
+// Errors: EINVAL for a bad request (empty argv, relative cwd, NUL bytes, bad env names, non-positive
+// timeout or CPU limit), ENOENT for a missing cwd or program, and the errno of a failed child step
+// ("exec failed: ...", "setrlimit(RLIMIT_NOFILE) failed: ..."), EIO/ETRANSIENT for fork/pipe failures.
+// A non-zero exit status, a signal or a timeout is not an error: it is in the RunResult.
 absl::StatusOr<RunResult> Run(const RunRequest& request);
+
+// Run with extra child setup steps from a platform layer; an empty `extend` is plain Run.
+absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& extend);
 
 }  // namespace sandbox
 

@@ -1,0 +1,78 @@
+// The child's setup between fork and exec, as a flat list of named steps.
+//
+// The runner builds the plan before fork: every step is a plain function pointer and an argument that
+// was prepared in the parent (paths, argv/envp arrays, rlimit values), so the child only reads memory
+// and makes system calls. Steps run in phase order, then in the order they were added, which is the
+// order the kernel demands (DESIGN.md):
+//
+//   kStdio    dup2 the pipes onto 0, 1, 2                                   (runner)
+//   kSession  setsid, default signal dispositions, empty signal mask        (runner)
+//   kIsolate  namespaces, uid/gid maps, mounts, cgroup                      (sandbox/linux layers)
+//   kLimits   setrlimit from the table                                      (runner)
+//   kFds      close every fd but 0, 1, 2 and the kept ones; chdir           (runner)
+//   kConfine  drop capabilities, no_new_privs, Landlock, seccomp (last)     (sandbox/linux layers)
+//   kExec     execve                                                        (runner)
+//
+// A step that fails returns its errno; the child writes {step index, errno} to a close-on-exec pipe
+// and _exits, and the parent turns that into "<name> failed: <strerror>" with the step's name.
+//
+// Thread-safety: a ChildPlan is built and sealed by one thread, then only read (by the child).
+#ifndef SANDBOX_CHILD_PLAN_H_
+#define SANDBOX_CHILD_PLAN_H_
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sandbox {
+
+enum class ChildPhase { kStdio, kSession, kIsolate, kLimits, kFds, kConfine, kExec };
+
+// Runs in the forked child and must be async-signal-safe: no allocation, no locks, no stdio, nothing
+// that may take a lock inside libc. Returns 0, or the errno of the call that failed.
+using ChildStepFn = int (*)(const void* arg);
+
+struct ChildStep {
+  ChildPhase phase;
+  std::string name;    // The call as written, for the error: "setrlimit(RLIMIT_AS)", "exec".
+  std::string detail;  // Appended to the error in parentheses when not empty (e.g. the path).
+  ChildStepFn fn;
+  const void* arg;     // Owned by whoever added the step; must stay valid until Run returns.
+};
+
+class ChildPlan {
+ public:
+  // Adds a step to `phase`, after the steps already in that phase.
+  void Add(ChildPhase phase, std::string name, ChildStepFn fn, const void* arg,
+           std::string detail = "") {
+    steps_.push_back(ChildStep{phase, std::move(name), std::move(detail), fn, arg});
+  }
+
+  // Keeps `fd` open through the close-fds step (a layer's own fd, e.g. a Landlock ruleset). The fd
+  // must be >= 3 and should be close-on-exec.
+  void KeepFd(int fd) { keep_fds_.push_back(fd); }
+
+  // Names a layer for RunResult::layers_in_force ("landlock", "seccomp", ...).
+  void AddLayer(std::string layer) { layers_.push_back(std::move(layer)); }
+
+  // Puts the steps in run order (stable by phase). Called once by the runner, before fork.
+  void Seal() {
+    std::stable_sort(steps_.begin(), steps_.end(), [](const ChildStep& a, const ChildStep& b) {
+      return static_cast<int>(a.phase) < static_cast<int>(b.phase);
+    });
+  }
+
+  const std::vector<ChildStep>& steps() const { return steps_; }
+  const std::vector<int>& keep_fds() const { return keep_fds_; }
+  const std::vector<std::string>& layers() const { return layers_; }
+
+ private:
+  std::vector<ChildStep> steps_;
+  std::vector<int> keep_fds_;
+  std::vector<std::string> layers_;
+};
+
+}  // namespace sandbox
+
+#endif  // SANDBOX_CHILD_PLAN_H_

@@ -1,0 +1,25 @@
+// Quoting of untrusted text (paths, URLs) for error messages.
+//
+// Messages end up in JSON envelopes and traces, so they must be valid UTF-8 and show exactly which
+// bytes the caller sent. Quote() renders text as Python's repr would for a str: single quotes,
+// backslash escapes for quotes, backslashes and control bytes, \xNN for bytes that are not valid
+// UTF-8; valid multi-byte UTF-8 (a Chinese file name) passes unchanged.
+//
+// Thread-safety: pure functions; safe from any thread. Not async-signal-safe (allocates).
+#ifndef SANDBOX_QUOTE_H_
+#define SANDBOX_QUOTE_H_
+
+#include <cstddef>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace sandbox {
+
+// `text` in single quotes with unsafe bytes escaped. Input longer than `max_bytes` is cut there and
+// the quote ends in "...", so a 1 MB path cannot make a 1 MB message.
+std::string Quote(absl::string_view text, size_t max_bytes = 256);
+
+}  // namespace sandbox
+
+#endif  // SANDBOX_QUOTE_H_
