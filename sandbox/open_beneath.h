@@ -3,7 +3,8 @@
 //
 // Both take a path already normalised by Workspace::CheckRelative: relative, '/'-separated, no
 // empty, "." (except the whole path ".") or ".." components. Neither follows a symlink in any
-// component, the last included: a symlink yields ELOOP, whatever the platform's own errno would be.
+// component, the last included. The errno of a refused symlink differs between platforms and
+// strategies; ExplainOpenError turns it into ELOOP.
 //
 // Thread-safety: reentrant; safe from any thread. Not async-signal-safe.
 #ifndef SANDBOX_OPEN_BENEATH_H_
@@ -37,7 +38,7 @@ RawOpen Openat2Beneath(int dir_fd, const std::string& rel, int flags, mode_t mod
 RawOpen WalkBeneath(int dir_fd, const std::string& rel, int flags, mode_t mode);
 
 // The walk for a directory, creating each missing component with mkdirat(0755). Never follows a
-// symlink; a component that exists and is not a directory fails with ENOTDIR (ELOOP if a symlink).
+// symlink; a component that exists and is not a directory (or is a symlink) fails.
 RawOpen MakeDirsBeneath(int dir_fd, const std::string& rel);
 
 // For messages only, after an open of `rel` failed with `err`: ELOOP if some component of `rel` is

@@ -27,18 +27,6 @@ int OpenAtRetry(int dir_fd, const std::string& name, int flags, mode_t mode) {
   return fd;
 }
 
-// Platforms disagree on the errno of O_NOFOLLOW meeting a symlink (Linux ELOOP, FreeBSD EMLINK,
-// O_DIRECTORY | O_NOFOLLOW may give ENOTDIR). Ask the directory what `name` is, so every caller
-// sees ELOOP for a symlink. Only the errno changes: the open has already failed.
-int ClassifyOpenError(int dir_fd, const std::string& name, int err) {
-  if (err != ELOOP && err != EMLINK && err != ENOTDIR) return err;
-  struct stat st;
-  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-    return ELOOP;
-  }
-  return err == EMLINK ? EMLINK : err;
-}
-
 RawOpen Fail(int err) { return RawOpen{UniqueFd(), err}; }
 
 // Opens directory `name` in `dir_fd` without following it; `create` makes it first if missing.
@@ -49,7 +37,7 @@ RawOpen OpenDirStep(int dir_fd, const std::string& name, bool create) {
     if (::mkdirat(dir_fd, name.c_str(), 0755) != 0 && errno != EEXIST) return Fail(errno);
     fd = OpenAtRetry(dir_fd, name, kDirFlags, 0);
   }
-  if (fd < 0) return Fail(ClassifyOpenError(dir_fd, name, errno));
+  if (fd < 0) return Fail(errno);
   UniqueFd owned(fd);
   struct stat st;
   if (::fstat(owned.get(), &st) != 0) return Fail(errno);
@@ -78,12 +66,14 @@ RawOpen Walk(int dir_fd, const std::string& rel, bool create_dirs, bool leaf_is_
   }
   const std::string leaf = parts.empty() ? "." : parts.back();
   int fd = OpenAtRetry(current_fd, leaf, flags | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (fd < 0) return Fail(ClassifyOpenError(current_fd, leaf, errno));
+  if (fd < 0) return Fail(errno);
   return RawOpen{UniqueFd(fd), 0};
 }
 
 }  // namespace
 
+// Platforms disagree on the errno of O_NOFOLLOW meeting a symlink (Linux ELOOP, FreeBSD EMLINK;
+// with O_DIRECTORY, and in openat2, ENOTDIR): look at the components to name the real reason.
 int ExplainOpenError(int dir_fd, const std::string& rel, int err) {
   if (err != ELOOP && err != EMLINK && err != ENOTDIR) return err;
   std::vector<std::string> parts =

@@ -56,7 +56,7 @@ absl::Status OpenError(int err, absl::string_view rel) {
       return MakeError(ErrorCode::kENOENT, absl::StrCat("no such file: ", Quote(rel)));
     case ENOTDIR:
       return MakeError(ErrorCode::kENOENT,
-                       absl::StrCat("not a directory: a parent of ", Quote(rel), " is a file"));
+                       absl::StrCat("not a directory: a component of ", Quote(rel), " is a file"));
     case EISDIR:
       return MakeError(ErrorCode::kEINVAL, absl::StrCat("is a directory: ", Quote(rel)));
     default:
@@ -68,7 +68,7 @@ std::vector<std::string> SplitPath(absl::string_view path) {
   return absl::StrSplit(path, '/', absl::SkipEmpty());
 }
 
-absl::StatusOr<std::string> ReadLinkAt(const std::string& path) {
+absl::StatusOr<std::string> ReadLink(const std::string& path) {
   std::string target(PATH_MAX + 1, '\0');
   const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
   if (n < 0) return ErrnoError(errno, absl::StrCat("readlink(", Quote(path), ")"));
@@ -101,13 +101,55 @@ absl::Status WriteAll(int fd, absl::string_view data, absl::string_view what) {
   return absl::OkStatus();
 }
 
+std::string TempName() {
+  absl::BitGen gen;
+  return absl::StrFormat("%s%016x", kTempPrefix, absl::Uniform<uint64_t>(gen));
+}
+
 struct DirCloser {
   void operator()(DIR* d) const { ::closedir(d); }
 };
 
-std::string TempName() {
-  absl::BitGen gen;
-  return absl::StrFormat("%s%016x", kTempPrefix, absl::Uniform<uint64_t>(gen));
+// The permission bits the replacement of `leaf` gets: the old file's, or 0644 for a new one.
+// Racy, and need not be otherwise: rename never follows the name it replaces. The check gives a
+// clear error for a symlink, directory or special file, which the rename would replace or fail on.
+absl::StatusOr<mode_t> ModeToKeep(int dir_fd, const std::string& leaf, absl::string_view rel) {
+  struct stat st;
+  if (::fstatat(dir_fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return static_cast<mode_t>(0644);
+    return ErrnoError(errno, absl::StrCat("fstatat(", Quote(rel), ")"));
+  }
+  if (S_ISLNK(st.st_mode)) return OpenError(ELOOP, rel);
+  if (S_ISDIR(st.st_mode)) return OpenError(EISDIR, rel);
+  if (!S_ISREG(st.st_mode)) return Denied("not a regular file or directory", rel);
+  return static_cast<mode_t>(st.st_mode & 07777);
+}
+
+struct TempFile {
+  std::string name;
+  UniqueFd fd;
+};
+
+// A new, empty file with a random name in `dir_fd`. O_EXCL: never an existing file or a link.
+absl::StatusOr<TempFile> CreateTempFile(int dir_fd, absl::string_view rel) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::string name = TempName();
+    const int fd = ::openat(dir_fd, name.c_str(),
+                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) return TempFile{std::move(name), UniqueFd(fd)};
+    if (errno != EEXIST && errno != EINTR) break;
+  }
+  return ErrnoError(errno, absl::StrCat("openat(temporary file for ", Quote(rel), ")"));
+}
+
+// Writes `data`, sets `mode`, fsyncs and closes: the file's content is durable when this is OK.
+absl::Status FillAndClose(UniqueFd fd, absl::string_view data, mode_t mode, absl::string_view rel) {
+  SB_RETURN_IF_ERROR(WriteAll(fd.get(), data, absl::StrCat("write(", Quote(rel), ")")));
+  if (::fchmod(fd.get(), mode) != 0) return ErrnoError(errno, absl::StrCat("fchmod(", Quote(rel), ")"));
+  if (::fsync(fd.get()) != 0) return ErrnoError(errno, absl::StrCat("fsync(", Quote(rel), ")"));
+  // close() can report a deferred write error (NFS); the data is not safe until it returns 0.
+  if (::close(fd.release()) != 0) return ErrnoError(errno, absl::StrCat("close(", Quote(rel), ")"));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -208,7 +250,7 @@ absl::StatusOr<std::string> Workspace::Resolve(absl::string_view rel, bool must_
       continue;
     }
     if (++hops > kMaxSymlinkHops) return Denied("too many levels of symbolic links", rel);
-    SB_ASSIGN_OR_RETURN(const std::string target, ReadLinkAt(candidate));
+    SB_ASSIGN_OR_RETURN(const std::string target, ReadLink(candidate));
     if (absl::StartsWith(target, "/")) real.clear();
     std::vector<std::string> target_parts = SplitPath(target);
     pending.insert(pending.begin(), target_parts.begin(), target_parts.end());
@@ -320,44 +362,19 @@ absl::Status Workspace::WriteFileAtomic(absl::string_view rel, absl::string_view
   const std::string leaf = slash == std::string::npos ? norm : norm.substr(slash + 1);
 
   RawOpen dir = OpenRaw(root_fd_->get(), options_.strategy, parent, O_RDONLY | O_DIRECTORY, 0);
-  if (dir.err == ENOENT) dir = internal::MakeDirsBeneath(root_fd_->get(), parent);
+  if (dir.err == ENOENT) {
+    dir = internal::MakeDirsBeneath(root_fd_->get(), parent);
+    if (dir.err != 0) dir.err = internal::ExplainOpenError(root_fd_->get(), parent, dir.err);
+  }
   if (dir.err != 0) return OpenError(dir.err, rel);
+  // From here on every name is one component relative to this fd: nothing is resolved again.
   const int dir_fd = dir.fd.get();
 
-  // What the name is now. Racy, and need not be: rename never follows the name it replaces. This
-  // check only gives a clear error and keeps an existing file's permission bits.
-  mode_t mode = 0644;
-  struct stat st;
-  if (::fstatat(dir_fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    if (S_ISLNK(st.st_mode)) return OpenError(ELOOP, rel);
-    if (S_ISDIR(st.st_mode)) return OpenError(EISDIR, rel);
-    if (!S_ISREG(st.st_mode)) return Denied("not a regular file or directory", rel);
-    mode = st.st_mode & 07777;
-  } else if (errno != ENOENT) {
-    return ErrnoError(errno, absl::StrCat("fstatat(", Quote(rel), ")"));
-  }
-
-  std::string temp;
-  UniqueFd out;
-  for (int attempt = 0; attempt < 8 && !out.valid(); ++attempt) {
-    temp = TempName();
-    const int fd = ::openat(dir_fd, temp.c_str(),
-                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-      out.reset(fd);
-    } else if (errno != EEXIST && errno != EINTR) {
-      return ErrnoError(errno, absl::StrCat("openat(", Quote(rel), " temporary file)"));
-    }
-  }
-  if (!out.valid()) return ErrnoError(EEXIST, absl::StrCat("openat(", Quote(rel), " temporary file)"));
-  absl::Cleanup remove_temp = [&] { ::unlinkat(dir_fd, temp.c_str(), 0); };
-
-  SB_RETURN_IF_ERROR(WriteAll(out.get(), data, absl::StrCat("write(", Quote(rel), ")")));
-  if (::fchmod(out.get(), mode) != 0) return ErrnoError(errno, absl::StrCat("fchmod(", Quote(rel), ")"));
-  if (::fsync(out.get()) != 0) return ErrnoError(errno, absl::StrCat("fsync(", Quote(rel), ")"));
-  // close() can report a deferred write error (NFS); the data is not safe until it returns 0.
-  if (::close(out.release()) != 0) return ErrnoError(errno, absl::StrCat("close(", Quote(rel), ")"));
-  if (::renameat(dir_fd, temp.c_str(), dir_fd, leaf.c_str()) != 0) {
+  SB_ASSIGN_OR_RETURN(const mode_t mode, ModeToKeep(dir_fd, leaf, rel));
+  SB_ASSIGN_OR_RETURN(TempFile temp, CreateTempFile(dir_fd, rel));
+  absl::Cleanup remove_temp = [&] { ::unlinkat(dir_fd, temp.name.c_str(), 0); };
+  SB_RETURN_IF_ERROR(FillAndClose(std::move(temp.fd), data, mode, rel));
+  if (::renameat(dir_fd, temp.name.c_str(), dir_fd, leaf.c_str()) != 0) {
     const int err = errno;
     if (err == EISDIR || err == ENOTEMPTY || err == EEXIST) return OpenError(EISDIR, rel);
     return ErrnoError(err, absl::StrCat("renameat(", Quote(rel), ")"));
@@ -404,9 +421,12 @@ absl::StatusOr<std::vector<FileEntry>> Workspace::ListFiles() const {
         errno = 0;  // Unaddressable, or gone since readdir: not listed.
         continue;
       }
-      if (S_ISDIR(st.st_mode) && !excluded(name)) {
+      if (excluded(name)) {
+        // Left out, whatever it is.
+      } else if (S_ISDIR(st.st_mode)) {
         dirs.push_back(child);
-      } else if (S_ISREG(st.st_mode) && !absl::StartsWith(name, kTempPrefix)) {
+      } else if (S_ISREG(st.st_mode) && !absl::StartsWith(name, kTempPrefix) &&
+                 (st.st_nlink == 1 || options_.allow_hard_links)) {
         files.push_back(FileEntry{child, static_cast<uint64_t>(st.st_size)});
       }
       errno = 0;

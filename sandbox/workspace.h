@@ -57,13 +57,16 @@ namespace sandbox {
 // is EUNSUPPORTED where openat2 is missing and in builds without the Linux layers.
 enum class OpenStrategy { kAuto, kOpenat2, kWalk };
 
-// Longest relative path accepted (bytes), and longest component; longer is EINVAL.
-inline constexpr size_t kMaxPathBytes = 4096;  // PATH_MAX on Linux.
+// Longest relative path accepted (bytes), and longest component; longer is EINVAL. PATH_MAX (4096
+// on Linux) counts the terminating NUL, so the kernel takes at most 4095 bytes in one call; the
+// limit is the same for both strategies although the walk passes one component at a time.
+inline constexpr size_t kMaxPathBytes = 4095;
 inline constexpr size_t kMaxNameBytes = 255;   // NAME_MAX on Linux and macOS.
 
 struct WorkspaceOptions {
   OpenStrategy strategy = OpenStrategy::kAuto;
-  // Path names of directories ListFiles leaves out (at any depth).
+  // Names ListFiles leaves out at any depth: directories with all they hold, and files (a git
+  // worktree's ".git" is a file).
   std::vector<std::string> list_excludes = {".git", "bazel-out", "__pycache__", ".cache",
                                             "node_modules"};
   // See "Hard links" above. Off: a regular file with st_nlink > 1 is refused by OpenBeneath.
@@ -123,8 +126,9 @@ class Workspace {
   absl::Status WriteFileAtomic(absl::string_view rel, absl::string_view data) const;
 
   // Every regular file beneath the root, sorted by path (bytewise), leaving out the excluded
-  // directories at any depth, symlinks (never followed), special files, names the lexical policy
-  // refuses, and temporary files of an interrupted WriteFileAtomic.
+  // names at any depth, symlinks (never followed), special files, names the lexical policy
+  // refuses, files with several hard links (unless allowed), and temporary files of an
+  // interrupted WriteFileAtomic: every listed path can be read.
   absl::StatusOr<std::vector<FileEntry>> ListFiles() const;
 
  private:

@@ -211,7 +211,7 @@ TEST_F(LexicalTest, LongPathsAreInvalidNotCrashes) {
   auto result = ws_->CheckRelative(too_long);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(Code(result.status()), ErrorCode::kEINVAL);
-  EXPECT_THAT(std::string(result.status().message()), StartsWith("path too long: 4097 bytes > 4096"));
+  EXPECT_THAT(std::string(result.status().message()), StartsWith("path too long: 4096 bytes > 4095"));
   EXPECT_LT(result.status().message().size(), 200u) << "the message must not echo 4 KB";
   EXPECT_EQ(Code(ws_->ReadFile(too_long, 10).status()), ErrorCode::kEINVAL);
 
@@ -417,6 +417,22 @@ TEST_P(WorkspacePolicyTest, ResolveMustExist) {
   EXPECT_EQ(*ws_->Resolve("./dir//nested.txt", true), tree_.root + "/dir/nested.txt");
 }
 
+TEST_P(WorkspacePolicyTest, PathAtTheLengthLimitWorksEndToEnd) {
+  // Nested directories with 199-byte names, then a leaf that makes exactly kMaxPathBytes, which
+  // openat2 takes in one call.
+  const std::string component(199, 'd');
+  std::string deep;
+  while (kMaxPathBytes - deep.size() > kMaxNameBytes) deep += component + "/";
+  deep += std::string(kMaxPathBytes - deep.size(), 'x');
+  ASSERT_EQ(deep.size(), kMaxPathBytes);
+  const absl::Status written = ws_->WriteFileAtomic(deep, "deep");
+  ASSERT_TRUE(written.ok()) << written;
+  auto read = ws_->ReadFile(deep, 10);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, "deep");
+  EXPECT_EQ(Code(ws_->ReadFile(deep + "x", 10).status()), ErrorCode::kEINVAL);
+}
+
 TEST_P(WorkspacePolicyTest, ReadOverTheCapIsEfbigWithAHint) {
   PutFile(tree_.root + "/big.txt", std::string(1000, 'b'));
   auto read = ws_->ReadFile("big.txt", 999);
@@ -464,8 +480,8 @@ TEST_P(WorkspacePolicyTest, FailedWriteLeavesNoTempAndTouchesNothing) {
   auto status = ws_->WriteFileAtomic("inside.txt/child.txt", "x");
   EXPECT_EQ(Code(status), ErrorCode::kENOENT) << status;
   EXPECT_EQ(GetFile(tree_.root + "/inside.txt"), "inside");
-  // The target is a non-empty directory: the rename fails after the temp file was written; the
-  // temp file is removed and the directory untouched.
+  // The target is a directory: refused before a temporary file exists; the directory untouched.
+  // (A failure after the temporary file exists is the RLIMIT_FSIZE test below.)
   status = ws_->WriteFileAtomic("dir", "x");
   EXPECT_EQ(Code(status), ErrorCode::kEINVAL) << status;
   EXPECT_EQ(GetFile(tree_.root + "/dir/nested.txt"), "nested");
@@ -534,6 +550,9 @@ TEST_P(WorkspacePolicyTest, ListFilesIsSortedSkipsExcludesAndNeverFollowsLinks) 
   MakeDir(tree_.root + "/dir/sub/.git");
   PutFile(tree_.root + "/dir/sub/.git/config", "x");
   PutFile(tree_.root + "/dir/sub/b.txt", "bb");
+  MakeDir(tree_.root + "/dir/wt");
+  PutFile(tree_.root + "/dir/wt/.git", "gitdir: /elsewhere");  // A worktree's .git is a file.
+  PutFile(tree_.root + "/dir/wt/c.txt", "ccc");
   PutFile(tree_.root + "/a.txt", "a");
   PutFile(tree_.root + "/.sbtmp.0123456789abcdef", "half-written");
   PutFile(tree_.root + "/back\\slash", "unaddressable");
@@ -541,11 +560,16 @@ TEST_P(WorkspacePolicyTest, ListFilesIsSortedSkipsExcludesAndNeverFollowsLinks) 
   Symlink(tree_.outside + "/secret.txt", tree_.root + "/filelink");
   Symlink("dir", tree_.root + "/inlink");
   ASSERT_EQ(::mkfifo((tree_.root + "/fifo").c_str(), 0644), 0);
+  ASSERT_EQ(::link((tree_.outside + "/f").c_str(), (tree_.root + "/hard").c_str()), 0);
   auto files = ws_->ListFiles();
   ASSERT_TRUE(files.ok()) << files.status();
   const std::vector<FileEntry> want = {
-      {"a.txt", 1}, {"dir/nested.txt", 6}, {"dir/sub/b.txt", 2}, {"inside.txt", 6}};
+      {"a.txt", 1}, {"dir/nested.txt", 6}, {"dir/sub/b.txt", 2}, {"dir/wt/c.txt", 3},
+      {"inside.txt", 6}};
   EXPECT_EQ(*files, want);
+  for (const FileEntry& entry : *files) {
+    EXPECT_TRUE(ws_->ReadFile(entry.path, 100).ok()) << "listed but unreadable: " << entry.path;
+  }
 }
 
 // The race the header promises to win: a path flips between a regular file or directory inside and
@@ -581,7 +605,7 @@ TEST_P(WorkspacePolicyTest, SwappedSymlinkRaceNeverReachesOutside) {
   });
   int leaks = 0, reads_ok = 0, reads_denied = 0;
   std::string leaked;
-  for (int i = 0; i < 3000; ++i) {
+  for (int i = 0; i < 2000; ++i) {
     for (const auto& [path, want] :
          {std::pair<const char*, const char*>{"sw", "inside"}, {"d/f", "inside-d"}}) {
       auto read = ws_->ReadFile(path, 100);
