@@ -20,7 +20,7 @@ struct GroupCount {
 };
 
 inline constexpr GroupCount kGroupCounts[] = {
-    {"path", 39},
+    {"path", 40},
     {"output", 14},
     {"process", 23},
     {"network", 27},

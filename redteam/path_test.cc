@@ -330,11 +330,11 @@ class Swapper {
 };
 
 // Runs `attempt` (true: the call succeeded, false: refused) until both outcomes were seen often enough
-// (`each`) to show the race was exercised, or `bound` attempts were made.
+// (`each`) to show the race was exercised, or `bound` attempts were made; `each` = 0: exactly `bound`.
 template <typename Attempt>
 void RaceLoop(Attempt attempt, int each = 200, int bound = 100000) {
   int succeeded = 0, refused = 0;
-  for (int i = 0; i < bound && (succeeded < each || refused < each); ++i) {
+  for (int i = 0; i < bound && (each == 0 || succeeded < each || refused < each); ++i) {
     (attempt() ? succeeded : refused)++;
   }
   ::testing::Test::RecordProperty("succeeded", succeeded);
@@ -393,6 +393,21 @@ TEST_F(PathTest, DirectorySwappedForSymlinkDuringWriteNeverEscapes) {
   for (const Workspace& ws : workspaces_) {
     // Atomic writes fsync, so far fewer rounds fit in the same time.
     RaceLoop([&] { return ws.WriteFileAtomic("d/planted.txt", "pwned").ok(); }, 30, 5000);
+  }
+  swapper.Stop();
+  ExpectOutsideUntouched();
+}
+
+// Incident: a file swapped for a symlink to a secret while the agent wrote it; the write followed the
+// link and overwrote the secret. Atomic writes replace the name, so at worst the symlink is replaced.
+TEST_F(PathTest, SymlinkSwappedInDuringWriteNeverWritesThrough) {
+  ASSERT_TRUE(WriteFile(In("x"), "inside"));
+  ASSERT_EQ(symlink((outside_ + "/secret.txt").c_str(), In("x_link").c_str()), 0);
+  Swapper swapper(In("x"), In("x_link"));
+  if (!swapper.Start()) GTEST_SKIP() << "renameat2(RENAME_EXCHANGE) unsupported: " << errno;
+  for (const Workspace& ws : workspaces_) {
+    // Renaming over the name mostly succeeds whatever it is, so count attempts, not outcomes.
+    RaceLoop([&] { return ws.WriteFileAtomic("x", "pwned").ok(); }, 0, 100);
   }
   swapper.Stop();
   ExpectOutsideUntouched();
