@@ -400,16 +400,27 @@ TEST_F(PathTest, DirectorySwappedForSymlinkDuringWriteNeverEscapes) {
 
 // Incident: a file swapped for a symlink to a secret while the agent wrote it; the write followed the
 // link and overwrote the secret. Atomic writes replace the name, so at worst the symlink is replaced.
+// The attacker thread keeps re-planting the symlink (rename over the name), so every write races it.
 TEST_F(PathTest, SymlinkSwappedInDuringWriteNeverWritesThrough) {
   ASSERT_TRUE(WriteFile(In("x"), "inside"));
-  ASSERT_EQ(symlink((outside_ + "/secret.txt").c_str(), In("x_link").c_str()), 0);
-  Swapper swapper(In("x"), In("x_link"));
-  if (!swapper.Start()) GTEST_SKIP() << "renameat2(RENAME_EXCHANGE) unsupported: " << errno;
+  std::atomic<bool> stop{false};
+  std::thread planter([&] {
+    const std::string link_tmp = In(".planted_link");
+    const std::string file_tmp = In(".planted_file");
+    while (!stop.load(std::memory_order_relaxed)) {
+      unlink(link_tmp.c_str());
+      if (symlink((outside_ + "/secret.txt").c_str(), link_tmp.c_str()) == 0) {
+        rename(link_tmp.c_str(), In("x").c_str());
+      }
+      if (WriteFile(file_tmp, "inside")) rename(file_tmp.c_str(), In("x").c_str());
+    }
+  });
   for (const Workspace& ws : workspaces_) {
     // Renaming over the name mostly succeeds whatever it is, so count attempts, not outcomes.
     RaceLoop([&] { return ws.WriteFileAtomic("x", "pwned").ok(); }, 0, 100);
   }
-  swapper.Stop();
+  stop = true;
+  planter.join();
   ExpectOutsideUntouched();
 }
 
