@@ -29,8 +29,11 @@ namespace sandbox {
 
 enum class ChildPhase { kStdio, kSession, kIsolate, kLimits, kFds, kConfine, kExec };
 
-// Runs in the forked child and must be async-signal-safe: no allocation, no locks, no stdio, nothing
-// that may take a lock inside libc. Returns 0, or the errno of the call that failed.
+// Runs in the child and must be async-signal-safe: no allocation, no locks, no stdio, nothing that may
+// take a lock inside libc. On Linux the child is started with vfork and shares the parent's memory, so
+// a step also writes no memory but its own stack (it may read what the parent prepared). A step that
+// needs the parent to act while the child waits (writing uid_map) calls ChildPlan::RequireFork().
+// Returns 0, or the errno of the call that failed.
 using ChildStepFn = int (*)(const void* arg);
 
 struct ChildStep {
@@ -53,6 +56,10 @@ class ChildPlan {
   // must be >= 3 and should be close-on-exec.
   void KeepFd(int fd) { keep_fds_.push_back(fd); }
 
+  // Starts the child with fork instead of vfork: for steps that wait on the parent.
+  void RequireFork() { require_fork_ = true; }
+  bool require_fork() const { return require_fork_; }
+
   // Names a layer for RunResult::layers_in_force ("landlock", "seccomp", ...).
   void AddLayer(std::string layer) { layers_.push_back(std::move(layer)); }
 
@@ -71,6 +78,7 @@ class ChildPlan {
   std::vector<ChildStep> steps_;
   std::vector<int> keep_fds_;
   std::vector<std::string> layers_;
+  bool require_fork_ = false;
 };
 
 }  // namespace sandbox

@@ -103,10 +103,11 @@ struct ChildReport {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Child steps. Everything from here to the end of RunChild runs between fork and exec, in a copy of a
-// possibly multi-threaded process: only async-signal-safe calls (dup2, setsid, sigaction,
-// sigprocmask, setrlimit, close, chdir, execve, write, _exit), no allocation, no locks, no stdio.
-// The steps only read memory the parent prepared and only write to fds.
+// Child steps. Everything from here to the end of RunChildSteps runs between fork (or vfork) and exec,
+// in a copy of a possibly multi-threaded process: only async-signal-safe calls (dup2, setsid,
+// sigaction, sigprocmask, setrlimit, close, chdir, execve, write, _exit), no allocation, no locks, no
+// stdio. The steps only read memory the parent prepared, write only to their own stack and to fds,
+// and never return past RunChildSteps, so they are also correct under vfork (shared memory).
 
 int DupStdio(const void* arg) {
   const auto* step = static_cast<const StdioStep*>(arg);
@@ -172,7 +173,11 @@ int Exec(const void* arg) {
   _exit(127);
 }
 
-[[noreturn]] void RunChild(const std::vector<ChildStep>& steps, int error_fd) {
+}  // namespace
+
+namespace platform {
+
+[[noreturn]] void RunChildSteps(const std::vector<ChildStep>& steps, int error_fd) {
   for (size_t i = 0; i < steps.size(); ++i) {
     const int err = steps[i].fn(steps[i].arg);
     if (err != 0) ReportAndExit(error_fd, i, err);
@@ -180,7 +185,11 @@ int Exec(const void* arg) {
   ReportAndExit(error_fd, steps.size() - 1, ENOEXEC);  // The last step is exec; it cannot succeed
                                                        // and return.
 }
+
+}  // namespace platform
 // End of the code that runs between fork and exec.
+
+namespace {
 // ---------------------------------------------------------------------------------------------
 
 bool HasNul(absl::string_view s) { return s.find('\0') != absl::string_view::npos; }
@@ -389,7 +398,8 @@ pid_t WaitReap(pid_t pid, int* status, struct rusage* usage) {
 }
 
 // Appends to a capture up to its cap and counts everything. The string's capacity never exceeds the
-// cap, so memory stays at cap + one read chunk however much the child writes.
+// cap, so memory stays at cap + one read chunk however much the child writes (plus, for the moment of
+// a reallocation, the old buffer).
 class CappedSink {
  public:
   CappedSink(StreamCapture* capture, uint64_t cap) : capture_(capture), cap_(cap) {}
@@ -402,13 +412,27 @@ class CappedSink {
     if (take < size) capture_->truncated = true;
     if (take == 0) return;
     const size_t needed = kept.size() + take;
-    if (needed > kept.capacity()) {
-      kept.reserve(static_cast<size_t>(std::min<uint64_t>(cap_, std::max(needed, 2 * kept.capacity()))));
-    }
+    if (needed > kept.capacity()) Grow(needed);
     kept.append(data, take);
   }
 
  private:
+  // Doubles the capacity, but never past the cap. The last step builds a fresh string of exactly the
+  // cap: libstdc++'s reserve() rounds a growth below 2x up to 2x, which would overshoot the cap.
+  void Grow(size_t needed) {
+    std::string& kept = capture_->data;
+    const size_t target =
+        static_cast<size_t>(std::min<uint64_t>(cap_, std::max(needed, 2 * kept.capacity())));
+    if (target < cap_) {
+      kept.reserve(target);
+      return;
+    }
+    std::string exact;
+    exact.reserve(target);
+    exact.append(kept);
+    kept.swap(exact);
+  }
+
   StreamCapture* capture_;
   uint64_t cap_;
 };
@@ -460,7 +484,19 @@ class Supervisor {
         out_(&result.out, request.stdout_cap),
         err_(&result.err, request.stderr_cap),
         result_(result),
-        buffer_(new char[kReadChunk]) {}
+        buffer_(new char[kReadChunk]) {
+    // With an exit fd, keep our copies of the output pipes' write ends until the child has exited:
+    // the child's exit then wakes poll once (on the exit fd) instead of up to three times (two
+    // hang-ups and the exit), each a sleep and a wakeup on a busy machine. Without one, the hang-ups
+    // are the earliest sign of the exit, so let them come.
+    if (exit_fd_.valid()) {
+      hold_stdout_ = std::move(pipes.stdout_child);
+      hold_stderr_ = std::move(pipes.stderr_child);
+    } else {
+      pipes.stdout_child.reset();
+      pipes.stderr_child.reset();
+    }
+  }
 
   absl::Status Supervise() {
     SB_RETURN_IF_ERROR(SetNonBlocking());
@@ -525,8 +561,9 @@ class Supervisor {
   void KillGroup(int sig) { kill(-pid_, sig); }  // ESRCH: the group is already empty.
 
   void EnforceDeadline(absl::Time now) {
-    if (!term_sent_ && now >= deadline_) {
-      result_.timed_out = true;
+    const bool cancelled = request_.cancel != nullptr && request_.cancel->load();
+    if (!term_sent_ && (now >= deadline_ || cancelled)) {
+      (now >= deadline_ ? result_.timed_out : result_.cancelled) = true;
       term_sent_ = true;
       kill_at_ = now + request_.kill_grace;
       if (request_.kill_grace > absl::ZeroDuration()) KillGroup(SIGTERM);
@@ -549,6 +586,8 @@ class Supervisor {
     const absl::Time now = absl::Now();
     drain_deadline_ = now + kDrainAfterExit;
     exit_fd_.reset();
+    hold_stdout_.reset();  // Now EOF comes once the last member of the group has died.
+    hold_stderr_.reset();
     stdin_.reset();  // Nobody is left to read it.
     result_.wall_time = now - start_;
     result_.user_cpu = absl::DurationFromTimeval(usage.ru_utime);
@@ -562,6 +601,7 @@ class Supervisor {
   absl::Time NextWakeup(absl::Time now) {
     if (exited_) return drain_deadline_;
     absl::Time next = !term_sent_ ? deadline_ : (!kill_sent_ ? kill_at_ : absl::InfiniteFuture());
+    if (request_.cancel != nullptr && !term_sent_) next = std::min(next, now + kCancelCheck);
     if (!exit_fd_.valid()) {
       next = std::min(next, now + tick_);
       tick_ = std::min(tick_ * 2, kMaxExitTick);
@@ -642,6 +682,7 @@ class Supervisor {
   const absl::Time start_;
   const absl::Time deadline_;
   UniqueFd stdin_, stdout_, stderr_, exit_fd_;
+  UniqueFd hold_stdout_, hold_stderr_;  // Our copies of the child's write ends (see constructor).
   CappedSink out_, err_;
   RunResult& result_;
   std::unique_ptr<char[]> buffer_;
@@ -686,6 +727,12 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
   ChildPlan plan;
   BuildPlan(request, env, std::move(exec_path), pipes, context, plan, result);
   if (extend) SB_RETURN_IF_ERROR(extend(request, plan));
+  for (const int fd : plan.keep_fds()) {
+    if (fd < kStdioCount) {
+      return MakeError(ErrorCode::kEINTERNAL, absl::StrCat("a layer asked to keep fd ", fd,
+                                                          "; only fds >= 3 can be kept"));
+    }
+  }
   context.close_fds.keep = plan.keep_fds();
   context.close_fds.keep.push_back(pipes.error_write.get());
   std::sort(context.close_fds.keep.begin(), context.close_fds.keep.end());
@@ -697,15 +744,13 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
   pid_t pid;
   {
     ScopedBlockAllSignals blocked;
-    pid = fork();
-    if (pid == 0) RunChild(plan.steps(), pipes.error_write.get());  // Never returns.
+    pid = platform::StartChild(plan.steps(), pipes.error_write.get(), plan.require_fork());
   }
-  if (pid == -1) return ErrnoError(errno, "fork()");
+  if (pid == -1) return ErrnoError(errno, plan.require_fork() ? "fork()" : "vfork()");
 
-  // The child's ends belong to the child now; keeping the write ends open here would hide EOF.
+  // The child's ends belong to the child now; keeping the error pipe's write end would hide EOF.
+  // (The Supervisor decides about the output pipes' write ends.)
   pipes.stdin_child.reset();
-  pipes.stdout_child.reset();
-  pipes.stderr_child.reset();
   pipes.error_write.reset();
 
   absl::StatusOr<std::optional<ChildReport>> report = ReadChildReport(pipes.error_read.get());

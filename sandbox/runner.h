@@ -9,20 +9,27 @@
 // exec ("exec failed: No such file or directory", "setrlimit(RLIMIT_AS) failed") reaches the caller as
 // an error with its errno, never as a bare exit status 127.
 //
-// Portability: POSIX only. Linux-specific speed-ups (pipe2, close_range, pidfd exit notification) live
-// in runner_linux.cc, chosen by select(); the POSIX fallbacks in runner_posix.cc are what macOS and
-// `--config=portable` build.
+// When the direct child exits, whatever is left of its group is SIGKILLed and Run waits (bounded) for
+// the group to empty: a background process cannot outlive the run or hold the pipes open. A process
+// that leaves the group (setsid, double fork into a new session) escapes this portable runner; the
+// Linux layers (cgroup, subreaper) catch those.
+//
+// Portability: POSIX only. Linux-specific speed-ups (vfork, pipe2, close_range, pidfd exit
+// notification) live in runner_linux.cc, chosen by select(); the POSIX fallbacks in runner_posix.cc
+// (fork, pipe+fcntl, a close() loop, a waitid tick) are what macOS and `--config=portable` build.
 //
 // Signals: Run never changes the process's signal dispositions. It blocks signals in the calling thread
 // around fork and SIGPIPE around writes to the child's stdin, and restores the mask afterwards. A host
 // that sets SIGCHLD to SIG_IGN (children auto-reaped) cannot use Run: it fails with EINTERNAL.
 //
-// Thread-safety: Run may be called from several threads at once.
+// Thread-safety: Run may be called from several threads at once. ParentEnvironment reads `environ`:
+// not safe against a concurrent setenv.
 #ifndef SANDBOX_RUNNER_H_
 #define SANDBOX_RUNNER_H_
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -46,6 +53,9 @@ struct Limits {
   // RLIMIT_CORE is always 0: a crashing child never writes a core into the workspace.
 };
 
+// The longest a set RunRequest::cancel flag goes unnoticed.
+inline constexpr absl::Duration kCancelCheck = absl::Milliseconds(50);
+
 struct RunRequest {
   std::vector<std::string> argv;  // argv[0] is resolved on PATH of `env` if it has no '/'.
   std::string cwd;                // Absolute; the caller resolves it inside the workspace.
@@ -54,6 +64,10 @@ struct RunRequest {
   std::optional<std::string> stdin_data;  // Unset: stdin is /dev/null.
   absl::Duration wall_timeout = absl::Seconds(30);
   absl::Duration kill_grace = absl::Seconds(2);  // SIGTERM -> SIGKILL; zero sends SIGKILL at once.
+  // Optional: when it becomes true the run ends as on timeout (SIGTERM to the group, grace, SIGKILL)
+  // and the result says `cancelled`. Set from another thread or a signal handler; Run notices within
+  // kCancelCheck (a signal arriving in Run's thread is noticed at once: it interrupts poll).
+  const std::atomic<bool>* cancel = nullptr;
   uint64_t stdout_cap = 1 << 20;
   uint64_t stderr_cap = 1 << 20;
   Limits limits;
@@ -69,6 +83,7 @@ struct RunResult {
   std::optional<int> exit_code;    // Set when the child exited.
   std::optional<int> term_signal;  // Set when a signal ended it.
   bool timed_out = false;          // The wall timeout fired.
+  bool cancelled = false;          // RunRequest::cancel ended the run.
   absl::Duration wall_time;
   absl::Duration user_cpu;
   absl::Duration system_cpu;

@@ -1,5 +1,5 @@
 // The few operations where Linux has a better tool than POSIX. runner_linux.cc implements them with
-// pipe2, close_range and pidfd_open; runner_posix.cc with the portable calls (what macOS and
+// vfork, pipe2, close_range and pidfd_open; runner_posix.cc with the portable calls (what macOS and
 // `--config=portable` build). BUILD picks one with select(). Private to //sandbox:runner.
 #ifndef SANDBOX_RUNNER_PLATFORM_H_
 #define SANDBOX_RUNNER_PLATFORM_H_
@@ -8,11 +8,24 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "sandbox/child_plan.h"
 #include "sandbox/unique_fd.h"
 
 namespace sandbox::platform {
+
+// Runs `steps` in the child and never returns: reports the first failing step on `error_fd` and
+// _exits, or the last step (exec) replaces the process. Defined in runner.cc. Async-signal-safe.
+[[noreturn]] void RunChildSteps(const std::vector<ChildStep>& steps, int error_fd);
+
+// Starts the child running RunChildSteps; returns its pid in the parent (-1 with errno on failure).
+// Linux uses vfork (the parent sleeps until exec, no page tables are copied: the runner's spawn cost
+// is then within a few percent of posix_spawn) unless `must_fork` (a layer needs the parent to act
+// while the child is in its setup, e.g. to write uid_map). POSIX always forks: vfork is not POSIX.
+// The caller blocks all signals around this call.
+pid_t StartChild(const std::vector<ChildStep>& steps, int error_fd, bool must_fork);
 
 // Creates a pipe with both ends close-on-exec and numbered >= 3 (so dup2 onto 0, 1, 2 in the child
 // never clobbers another pipe end). Thread-safe.

@@ -28,6 +28,12 @@ absl::Status Prepare(int fd, UniqueFd& out) {
 
 }  // namespace
 
+pid_t StartChild(const std::vector<ChildStep>& steps, int error_fd, bool) {
+  const pid_t pid = fork();
+  if (pid == 0) RunChildSteps(steps, error_fd);  // Never returns.
+  return pid;
+}
+
 absl::Status MakePipe(UniqueFd& read_end, UniqueFd& write_end) {
   int fds[2];
   if (pipe(fds) == -1) return ErrnoError(errno, "pipe()");

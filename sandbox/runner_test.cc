@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <string>
 #include <thread>
@@ -82,12 +83,14 @@ TEST(RunnerTest, WallTimeoutKillsTheWholeGroupIncludingSigtermIgnorers) {
       {"/bin/sh", "-c",
        "/bin/sh -c 'trap \"\" TERM; while :; do sleep 1; done' & echo $! > ignorer.pid; "
        "sleep 1000 & echo $! > sleeper.pid; wait"});
-  request.wall_timeout = absl::Seconds(1);
+  request.wall_timeout = absl::Seconds(2);  // Time for two shells to start on a loaded machine.
   request.kill_grace = absl::Milliseconds(300);
   absl::StatusOr<RunResult> result = sandbox::Run(request);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->timed_out);
   EXPECT_TRUE(result->term_signal.has_value());
+  struct stat st;
+  ASSERT_EQ(stat((request.cwd + "/sleeper.pid").c_str(), &st), 0) << "the script did not start";
   const pid_t ignorer = ParsePid(ReadFileOrDie(request.cwd + "/ignorer.pid"));
   const pid_t sleeper = ParsePid(ReadFileOrDie(request.cwd + "/sleeper.pid"));
   EXPECT_TRUE(IsGone(ignorer)) << ignorer;
@@ -98,13 +101,31 @@ TEST(RunnerTest, WallTimeoutKillsTheWholeGroupIncludingSigtermIgnorers) {
 // The direct child itself ignores SIGTERM: the grace period ends with SIGKILL.
 TEST(RunnerTest, WallTimeoutEscalatesToSigkillAfterTheGrace) {
   RunRequest request = Request({"/bin/sh", "-c", "trap '' TERM; sleep 1000; sleep 1000"});
-  request.wall_timeout = absl::Milliseconds(300);
+  request.wall_timeout = absl::Seconds(1);  // The trap must be set before SIGTERM comes.
   request.kill_grace = absl::Milliseconds(200);
   absl::StatusOr<RunResult> result = sandbox::Run(request);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->timed_out);
   EXPECT_EQ(result->term_signal, SIGKILL);
   EXPECT_EQ(kill(-result->pgid, 0), -1) << "the process group still has members";
+}
+
+TEST(RunnerTest, CancelFlagEndsTheGroupLikeATimeout) {
+  std::atomic<bool> cancel{false};
+  RunRequest request = Request({"/bin/sh", "-c", "sleep 1000 & echo $!; wait"});
+  request.cancel = &cancel;
+  request.wall_timeout = absl::Seconds(30);
+  std::thread canceller([&cancel] {
+    absl::SleepFor(absl::Milliseconds(300));
+    cancel.store(true);
+  });
+  absl::StatusOr<RunResult> result = sandbox::Run(request);
+  canceller.join();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->cancelled);
+  EXPECT_FALSE(result->timed_out);
+  EXPECT_EQ(result->term_signal, SIGTERM);
+  EXPECT_TRUE(IsGone(ParsePid(result->out.data)));
 }
 
 // A background child keeps stdout open after the direct child exits: Run must not wait for it (it
@@ -407,6 +428,21 @@ TEST(RunnerTest, ExtensionStepsRunInPhaseOrderAndFailuresAreNamed) {
   result = sandbox::Run(Request({"/bin/true"}), passes);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_THAT(result->layers_in_force, Contains("test_layer"));
+
+  // A layer whose steps need the parent's help forces fork over vfork; the run is the same.
+  PlanExtension forks = [](const RunRequest&, ChildPlan& plan) {
+    plan.RequireFork();
+    return absl::OkStatus();
+  };
+  RunRequest echo = Request({"/bin/sh", "-c", "echo forked; exit 4"});
+  result = sandbox::Run(echo, forks);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 4);
+  EXPECT_EQ(result->out.data, "forked\n");
+  echo.argv = {"/no/such/program"};
+  result = sandbox::Run(echo, forks);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(CodeOf(result.status()), ErrorCode::kENOENT);
 
   PlanExtension refuses = [](const RunRequest&, ChildPlan&) {
     return MakeError(ErrorCode::kEUNSUPPORTED, "landlock: kernel lacks it");

@@ -107,7 +107,10 @@ int OpenFds() {
   while (true) {
     const int fd = open("/dev/null", O_RDONLY);
     if (fd == -1) {
-      std::printf("opened %zu %s\n", fds.size(), ErrnoName(errno));
+      const int err = errno;
+      // Give the fds back before printing and exiting: stdio and sanitizer runtimes need some.
+      for (int open_fd : fds) close(open_fd);
+      std::printf("opened %zu %s\n", fds.size(), ErrnoName(err));
       return 0;
     }
     fds.push_back(fd);
