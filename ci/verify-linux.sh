@@ -152,6 +152,9 @@ compare_with_doctor() {
 # printing the command's own output.
 cli_args=()
 if cli_has '--workspace'; then cli_args+=("--workspace=$work/ws"); fi
+# The kernel layers are opt-in on the CLI (--isolate); ask for every one, so each check below sees
+# the layers doctor reports available actually in force (a missing one degrades and is named).
+if cli_has '--isolate'; then cli_args+=("--isolate=all"); fi
 cli_run() {
   mkdir -p "$work/ws"
   "$cli" "${cli_args[@]}" -- "$@"

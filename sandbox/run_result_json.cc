@@ -110,6 +110,8 @@ nlohmann::json RunResultToJson(const RunResult& result) {
       {"stderr", StreamToJson(result.err)},
       {"limits_in_force", result.limits_in_force},
       {"layers_in_force", result.layers_in_force},
+      {"layers_unavailable", result.layers_unavailable},
+      {"memory_limit_killed", result.memory_limit_killed},
   };
   if (result.exit_code.has_value()) json["exit_code"] = *result.exit_code;
   if (result.term_signal.has_value()) {

@@ -94,6 +94,10 @@ struct RunResult {
   StreamCapture err;
   std::vector<std::string> limits_in_force;  // e.g. "RLIMIT_CPU=10:11".
   std::vector<std::string> layers_in_force;  // e.g. "session", "process_group", "rlimits".
+  // Isolation layers asked for but not applied, each with why ("landlock: kernel without ...").
+  // Filled by RunIsolated (isolation.h); plain Run leaves it empty.
+  std::vector<std::string> layers_unavailable;
+  bool memory_limit_killed = false;  // The cgroup memory limit's OOM kill ended the command.
 };
 
 // The minimal environment used when RunRequest::env is unset: PATH, HOME=cwd, LANG=C.UTF-8.

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "sandbox/cli/flags.h"
+#include "sandbox/isolation.h"
 #include "sandbox/runner.h"
 #include "sandbox/runner_test_util.h"
 
@@ -90,6 +91,39 @@ TEST(CliTest, JsonResult) {
   EXPECT_NE(std::find(limits.begin(), limits.end(), "RLIMIT_AS=268435456:268435456"), limits.end())
       << limits.dump();
   EXPECT_NE(std::find(limits.begin(), limits.end(), "RLIMIT_CORE=0:0"), limits.end());
+}
+
+TEST(CliTest, DoctorListsEveryLayer) {
+  CliRun text = RunCli({"doctor"});
+  EXPECT_EQ(text.status, 0);
+  for (Layer layer : AllLayers()) EXPECT_TRUE(absl::StrContains(text.out, LayerName(layer))) << text.out;
+  CliRun json = RunCli({"doctor", "--json"});
+  EXPECT_EQ(json.status, 0);
+  EXPECT_EQ(ParseJson(json.out)["layers"].size(), AllLayers().size());
+  EXPECT_EQ(RunCli({"doctor", "--bogus"}).status, kExitSandboxError);
+}
+
+// What this test sees is what the CLI it starts sees (same machine, same build).
+std::optional<Layer> FirstUnavailableLayer() {
+  for (const LayerStatus& s : ProbeLayers()) {
+    if (!s.available) return s.layer;
+  }
+  return std::nullopt;
+}
+
+TEST(CliTest, RequireFailsClosedIsolateDegradesAndSaysSo) {
+  EXPECT_EQ(RunCli({"--require=selinux", "--", "/bin/true"}).status, kExitSandboxError);
+  std::optional<Layer> missing = FirstUnavailableLayer();
+  if (!missing) GTEST_SKIP() << "every isolation layer is available here";
+  const std::string name(LayerName(*missing));
+  CliRun required = RunCli({absl::StrCat("--require=", name), "--", "/bin/true"});
+  EXPECT_EQ(required.status, kExitSandboxError);
+  EXPECT_TRUE(absl::StrContains(required.err, name)) << required.err;
+  CliRun degraded = RunCli({absl::StrCat("--isolate=", name), "--", "/bin/true"});
+  EXPECT_EQ(degraded.status, 0);
+  EXPECT_TRUE(absl::StrContains(degraded.err, absl::StrCat("isolation layer not applied: ", name))) << degraded.err;
+  CliRun json = RunCli({"--json", absl::StrCat("--isolate=", name), "--", "/bin/true"});
+  EXPECT_FALSE(ParseJson(json.out)["layers_unavailable"].empty());
 }
 
 TEST(CliTest, TimeoutExits124) {

@@ -42,6 +42,19 @@ constexpr FlagDoc kFlags[] = {
     {"--inherit-env", "",
      "Start from this process's environment instead of the minimal one (PATH, HOME, LANG)."},
     {"--stdin", "FILE", "Feed FILE to the command's stdin ('-': our stdin); default /dev/null."},
+    {"--isolate", "LAYERS",
+     "Kernel isolation layers to apply when this machine has them, comma-separated or 'all': "
+     "userns,mountns,pidns,netns,ipcns,utsns,cgroup,reaper,caps,nnp,landlock,seccomp. A missing "
+     "layer is skipped and named on stderr (see `sandbox doctor`). Default: none."},
+    {"--no-isolate", "LAYERS", "Layers to leave out of --isolate (e.g. --isolate=all --no-isolate=netns)."},
+    {"--require", "LAYERS",
+     "Layers that must be applied: when one is unavailable the run fails closed (EUNSUPPORTED, "
+     "exit 125). Implies --isolate for them."},
+    {"--allow-network", "", "Keep the network: no net namespace, and Landlock and seccomp allow TCP."},
+    {"--seccomp", "PROFILE", "seccomp profile: default (denylist) or strict (allowlist)."},
+    {"--cgroup-memory", "BYTES", "cgroup memory limit (default 1G); the result says when it killed the command."},
+    {"--cgroup-pids", "N", "cgroup pids.max (default 512): contains fork bombs."},
+    {"--cgroup-cpu", "MILLICPUS", "cgroup CPU bandwidth, 1000 = one CPU (default: not set)."},
     {"--json", "", "Print the result as one JSON object on stdout instead of the command's output."},
     {"--help", "", "Print this help and exit."},
 };
@@ -147,6 +160,52 @@ const std::map<std::string, Apply, std::less<>>& Handlers() {
          o.stdin_file = std::string(v);
          return absl::OkStatus();
        }},
+      {"--isolate",
+       [](auto, auto v, CliOptions& o) {
+         o.isolation.isolate = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"--no-isolate",
+       [](auto, auto v, CliOptions& o) {
+         o.isolation.no_isolate = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"--require",
+       [](auto, auto v, CliOptions& o) {
+         o.isolation.require = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"--allow-network",
+       [](auto, auto, CliOptions& o) {
+         o.isolation.allow_network = true;
+         return absl::OkStatus();
+       }},
+      {"--seccomp",
+       [](auto, auto v, CliOptions& o) {
+         o.isolation.seccomp = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"--cgroup-memory",
+       [](auto f, auto v, CliOptions& o) {
+         absl::StatusOr<uint64_t> bytes = ParseBytes(v);
+         if (!bytes.ok()) return FlagError(f, bytes.status().message());
+         o.isolation.memory_bytes = *bytes;
+         return absl::OkStatus();
+       }},
+      {"--cgroup-pids",
+       [](auto f, auto v, CliOptions& o) {
+         uint64_t n;
+         if (!absl::SimpleAtoi(v, &n) || n == 0) return FlagError(f, absl::StrCat("expected a positive number, got '", v, "'"));
+         o.isolation.pids = n;
+         return absl::OkStatus();
+       }},
+      {"--cgroup-cpu",
+       [](auto f, auto v, CliOptions& o) {
+         uint32_t n;
+         if (!absl::SimpleAtoi(v, &n) || n == 0) return FlagError(f, absl::StrCat("expected a positive number, got '", v, "'"));
+         o.isolation.cpu_millis = n;
+         return absl::OkStatus();
+       }},
       {"--json",
        [](auto, auto, CliOptions& o) {
          o.json = true;
@@ -215,6 +274,7 @@ std::span<const FlagDoc> AllFlags() { return kFlags; }
 std::string UsageText() {
   std::string text =
       "Usage: sandbox [FLAGS] [--] CMD [ARGS...]\n"
+      "       sandbox doctor [--json]   (each kernel isolation layer here: available or not, and why)\n"
       "\n"
       "Runs CMD (an argv, never a shell string) in its own session and process group, with rlimits,\n"
       "every inherited fd but 0, 1, 2 closed, an explicit environment, a wall-clock timeout that kills\n"

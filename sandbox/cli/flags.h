@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "sandbox/isolation.h"
 #include "sandbox/runner.h"
 
 namespace sandbox::cli {
@@ -50,6 +51,7 @@ struct CliOptions {
   uint64_t output_cap = 1 << 20;
   std::vector<std::pair<std::string, std::string>> env;  // --env, in order; later wins.
   std::optional<std::string> stdin_file;                 // "-": the command's own stdin.
+  IsolationFlagValues isolation;  // --isolate, --require, ...: the kernel layers (isolation.h).
   std::vector<std::string> command;
 };
 

@@ -69,6 +69,23 @@ TEST(ParseCommandLineTest, FlagsThenCommand) {
   EXPECT_EQ(options->command, (std::vector<std::string>{"ls", "--json"}));
 }
 
+TEST(ParseCommandLineTest, IsolationFlags) {
+  absl::StatusOr<CliOptions> o = ParseCommandLine(
+      {"--isolate=all", "--no-isolate", "netns", "--require=landlock,seccomp", "--allow-network",
+       "--seccomp=strict", "--cgroup-memory=64M", "--cgroup-pids=32", "--cgroup-cpu=500", "--", "make"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->isolation.isolate, "all");
+  EXPECT_EQ(o->isolation.no_isolate, "netns");
+  EXPECT_EQ(o->isolation.require, "landlock,seccomp");
+  EXPECT_TRUE(o->isolation.allow_network);
+  EXPECT_EQ(o->isolation.seccomp, "strict");
+  EXPECT_EQ(o->isolation.memory_bytes, 64u << 20);
+  EXPECT_EQ(o->isolation.pids, 32u);
+  EXPECT_EQ(o->isolation.cpu_millis, 500u);
+  EXPECT_FALSE(ParseCommandLine({"--cgroup-pids=0", "--", "true"}).ok());
+  EXPECT_FALSE(ParseCommandLine({"--cgroup-memory=lots", "--", "true"}).ok());
+}
+
 TEST(ParseCommandLineTest, CommandStartsAtTheFirstNonFlag) {
   absl::StatusOr<CliOptions> options = ParseCommandLine({"--json", "echo", "--cpu=1"});
   ASSERT_TRUE(options.ok()) << options.status();

@@ -17,6 +17,7 @@
 #include "absl/strings/str_replace.h"
 #include "sandbox/cli/flags.h"
 #include "sandbox/run_result_json.h"
+#include "sandbox/isolation.h"
 #include "sandbox/runner.h"
 
 namespace {
@@ -83,6 +84,22 @@ void NoteTruncation(const char* name, const sandbox::StreamCapture& stream) {
                stream.data.size(), static_cast<unsigned long long>(stream.total_bytes));
 }
 
+// `sandbox doctor [--json]`: each isolation layer on this machine, available or not, and why.
+int Doctor(const std::vector<std::string>& args) {
+  bool json = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--json") {
+      json = true;
+    } else {
+      std::fprintf(stderr, "sandbox: doctor: unknown argument '%s' (only --json)\n", args[i].c_str());
+      return sandbox::cli::kExitSandboxError;
+    }
+  }
+  const sandbox::DoctorReport report = sandbox::Doctor();
+  WriteAll(STDOUT_FILENO, json ? absl::StrCat(sandbox::DoctorJson(report), "\n") : sandbox::DoctorText(report));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,6 +116,7 @@ int main(int argc, char** argv) {
 
   InstallCancelHandlers();
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "doctor") return Doctor(args);
   absl::StatusOr<sandbox::cli::CliOptions> options = sandbox::cli::ParseCommandLine(args);
   if (!options.ok()) return Fail(false, options.status());
   if (options->help) {
@@ -114,7 +132,16 @@ int main(int argc, char** argv) {
   if (!request.ok()) return Fail(options->json, request.status());
 
   request->cancel = &g_cancel;
-  absl::StatusOr<sandbox::RunResult> result = sandbox::Run(*request);
+  const std::string workspace =
+      options->workspace.empty() ? std::string(cwd)
+      : options->workspace[0] == '/' ? options->workspace
+                                     : absl::StrCat(cwd, "/", options->workspace);
+  absl::StatusOr<sandbox::IsolationOptions> isolation =
+      sandbox::IsolationFromFlags(options->isolation, workspace);
+  if (!isolation.ok()) return Fail(options->json, isolation.status());
+  absl::StatusOr<sandbox::RunResult> result = sandbox::WantsIsolation(*isolation)
+                                                  ? sandbox::RunIsolated(*request, *isolation)
+                                                  : sandbox::Run(*request);
   if (!result.ok()) return Fail(options->json, result.status());
 
   if (options->json) {
@@ -124,6 +151,12 @@ int main(int argc, char** argv) {
     WriteAll(STDERR_FILENO, result->err.data);
     NoteTruncation("stdout", result->out);
     NoteTruncation("stderr", result->err);
+    for (const std::string& missing : result->layers_unavailable) {
+      std::fprintf(stderr, "sandbox: isolation layer not applied: %s\n", missing.c_str());
+    }
+    if (result->memory_limit_killed) {
+      std::fprintf(stderr, "sandbox: killed by the memory limit (cgroup); raise --cgroup-memory\n");
+    }
     if (result->timed_out) std::fprintf(stderr, "sandbox: timed out; the process group was killed\n");
     if (result->cancelled) {
       std::fprintf(stderr, "sandbox: interrupted by signal %d; the process group was killed\n",

@@ -1,0 +1,116 @@
+#include "agent/observe/otel.h"
+
+#include <cmath>
+#include <set>
+
+#include "absl/time/time.h"
+
+#include "agent/observe/test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "re2/re2.h"
+
+namespace agent::observe {
+namespace {
+
+using nlohmann::json;
+
+const json& Spans(const json& doc) { return doc["resourceSpans"][0]["scopeSpans"][0]["spans"]; }
+
+// The attribute's value object ({stringValue|intValue|boolValue: ...}), or null.
+json Attr(const json& span, const std::string& key) {
+  for (const json& a : span["attributes"]) {
+    if (a["key"] == key) return a["value"];
+  }
+  return nullptr;
+}
+
+TEST(OtelTest, MatchesTheGoldenFile) {
+  // testdata/good.otel.json was written by `trace otel good.jsonl`; see testdata/README.md.
+  json got = ToOtlpJson(LoadTestdata("good.jsonl"));
+  json want = json::parse(ReadTestdata("good.otel.json"));
+  EXPECT_EQ(got, want) << got.dump(2);
+}
+
+TEST(OtelTest, IsDeterministicAndIdsAreWellFormed) {
+  TraceSet set = LoadTestdata("two_runs.jsonl");
+  json doc = ToOtlpJson(set);
+  EXPECT_EQ(doc, ToOtlpJson(set));
+  const json& spans = Spans(doc);
+  ASSERT_EQ(spans.size(), 2u + 4u + 3u);
+  std::set<std::string> span_ids, call_ids;
+  for (const json& s : spans) {
+    EXPECT_TRUE(RE2::FullMatch(s["traceId"].get<std::string>(), "[0-9a-f]{32}")) << s;
+    EXPECT_TRUE(RE2::FullMatch(s["spanId"].get<std::string>(), "[0-9a-f]{16}")) << s;
+    EXPECT_TRUE(span_ids.insert(s["spanId"].get<std::string>()).second);
+    ASSERT_TRUE(s["startTimeUnixNano"].is_string());
+    ASSERT_TRUE(s["endTimeUnixNano"].is_string());
+    EXPECT_LE(std::stoll(s["startTimeUnixNano"].get<std::string>()),
+              std::stoll(s["endTimeUnixNano"].get<std::string>()));
+    EXPECT_EQ(s["kind"], 1);
+    if (s["name"] != "invoke_agent") {
+      EXPECT_EQ(s["parentSpanId"], OtelSpanId(Attr(s, "gen_ai.tool.call.id")["stringValue"]
+                                                  .get<std::string>()
+                                                  .substr(0, 32),
+                                              0));
+      EXPECT_TRUE(call_ids.insert(Attr(s, "gen_ai.tool.call.id")["stringValue"]).second);
+    }
+  }
+  EXPECT_NE(spans[0]["traceId"], spans[5]["traceId"]);  // One trace per run.
+}
+
+TEST(OtelTest, GenAiSpansAndOurAttributes) {
+  json doc = ToOtlpJson(LoadTestdata("two_runs.jsonl"));
+  const json& spans = Spans(doc);
+  const json& run = spans[0];
+  EXPECT_EQ(run["name"], "invoke_agent");
+  EXPECT_FALSE(run.contains("parentSpanId"));
+  EXPECT_EQ(Attr(run, "gen_ai.operation.name")["stringValue"], "invoke_agent");
+  EXPECT_EQ(Attr(run, "sandboxed_agent.stop_reason")["stringValue"], "done");
+  EXPECT_EQ(Attr(run, "sandboxed_agent.budget.steps_left")["intValue"], "4");
+  EXPECT_TRUE(Attr(run, "error.type").is_null());
+  EXPECT_EQ(run["status"]["code"], 0);
+
+  const json& step = spans[1];
+  EXPECT_EQ(step["name"], "execute_tool fs.read");
+  EXPECT_EQ(step["parentSpanId"], run["spanId"]);
+  EXPECT_EQ(Attr(step, "gen_ai.operation.name")["stringValue"], "execute_tool");
+  EXPECT_EQ(Attr(step, "gen_ai.tool.name")["stringValue"], "fs.read");
+  EXPECT_EQ(Attr(step, "sandboxed_agent.budget.steps_left")["intValue"], "8");
+  EXPECT_EQ(Attr(step, "sandboxed_agent.result.ok")["boolValue"], true);
+
+  const json& escape_run = spans[5];
+  EXPECT_EQ(Attr(escape_run, "error.type")["stringValue"], "no_progress");
+  EXPECT_EQ(escape_run["status"]["code"], 2);
+  const json& refused = spans[6];
+  EXPECT_EQ(Attr(refused, "error.type")["stringValue"], "EPERM");
+  EXPECT_EQ(Attr(refused, "sandboxed_agent.error.suggested_action")["stringValue"], "stop");
+  EXPECT_EQ(refused["status"]["code"], 2);
+  EXPECT_FALSE(refused["status"]["message"].get<std::string>().empty());
+}
+
+TEST(OtelTest, StepTimesComeFromStartedAtAndDuration) {
+  TraceSet set = LoadTestdata("good.jsonl");
+  const StepRecord& first = set.runs[0].steps[0];
+  ASSERT_FALSE(first.started_at.empty());
+  absl::Time started;
+  std::string err;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, first.started_at, &started, &err)) << err;
+  const json doc = ToOtlpJson(set);
+  const json& span = Spans(doc)[1];
+  const int64_t start = std::stoll(span["startTimeUnixNano"].get<std::string>());
+  const int64_t end = std::stoll(span["endTimeUnixNano"].get<std::string>());
+  EXPECT_EQ(start, absl::ToUnixNanos(started));
+  EXPECT_EQ(end - start, static_cast<int64_t>(std::llround(first.duration_ms * 1e6)));
+}
+
+TEST(OtelTest, ARunWithoutRunEnd) {
+  json doc = ToOtlpJson(LoadTestdata("killed.jsonl"));
+  const json& run = Spans(doc)[0];
+  EXPECT_EQ(Attr(run, "sandboxed_agent.trace.complete")["boolValue"], false);
+  EXPECT_TRUE(Attr(run, "sandboxed_agent.stop_reason").is_null());
+  EXPECT_EQ(Spans(doc).size(), 3u);
+}
+
+}  // namespace
+}  // namespace agent::observe

@@ -1,0 +1,59 @@
+#include "agent/sha256.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace agent {
+namespace {
+
+// Known answers from FIPS 180-4's examples and NIST's SHA-256 test vectors.
+TEST(Sha256Test, EmptyString) {
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(Sha256Test, Abc) {
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Sha256Test, TwoBlockMessage) {
+  EXPECT_EQ(Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST(Sha256Test, MillionAs) {
+  EXPECT_EQ(Sha256Hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256Test, IncrementalUpdatesEqualOneShot) {
+  std::string data;
+  for (int i = 0; i < 1000; ++i) data.push_back(static_cast<char>(i * 7));
+  // Split at every length around the 55/56/64-byte padding boundaries.
+  for (size_t split : {0, 1, 55, 56, 63, 64, 65, 119, 120, 999}) {
+    Sha256 hasher;
+    hasher.Update(absl::string_view(data).substr(0, split));
+    hasher.Update(absl::string_view(data).substr(split));
+    auto digest = hasher.Finish();
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string hex;
+    for (uint8_t b : digest) {
+      hex.push_back(kHex[b >> 4]);
+      hex.push_back(kHex[b & 0xf]);
+    }
+    EXPECT_EQ(hex, Sha256Hex(data)) << "split at " << split;
+  }
+}
+
+TEST(Sha256Test, PaddingBoundaryLengths) {
+  // 55 bytes fits the length in one block; 56 needs a second one.
+  EXPECT_EQ(Sha256Hex(std::string(55, 'a')),
+            "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+  EXPECT_EQ(Sha256Hex(std::string(56, 'a')),
+            "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+  EXPECT_EQ(Sha256Hex(std::string(64, 'a')),
+            "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+}
+
+}  // namespace
+}  // namespace agent

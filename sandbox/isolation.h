@@ -1,0 +1,121 @@
+// Kernel isolation for a run: which layers exist, which this machine offers, and a Run that applies
+// the chosen ones in the order the kernel demands (DESIGN.md):
+//
+//   session/pgid -> cgroup -> userns -> uid/gid map -> mountns -> pid, net, ipc, uts -> rlimits
+//   -> close fds -> pid-namespace init (or subreaper waiter) -> drop caps -> no_new_privs
+//   -> Landlock -> seccomp (last) -> exec
+//
+// (The cgroup is joined before the namespaces are created, so the pid namespace's init and the
+// waiter are counted by pids.max and killed by the cgroup too.)
+//
+// Each layer is probed at run time. A layer in `required` that is unavailable fails the run closed
+// with EUNSUPPORTED and the reason; any other unavailable layer is skipped and named, with the
+// reason, in RunResult::layers_unavailable. RunResult::layers_in_force lists what was applied.
+//
+// On Linux builds with the kernel layers (the default) the implementation is sandbox/linux; the
+// portable build (--config=portable, macOS) reports every layer unavailable and runs the portable
+// runner, so `require` fails closed there.
+//
+// Thread-safety: everything here may be called from several threads at once.
+#ifndef SANDBOX_ISOLATION_H_
+#define SANDBOX_ISOLATION_H_
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "sandbox/runner.h"
+
+namespace sandbox {
+
+enum class Layer {
+  kUserNs,
+  kMountNs,
+  kPidNs,
+  kNetNs,
+  kIpcNs,
+  kUtsNs,
+  kCgroup,
+  kReaper,
+  kCapabilities,
+  kNoNewPrivs,
+  kLandlock,
+  kSeccomp,
+};
+
+// Every layer, in application order.
+const std::vector<Layer>& AllLayers();
+// "userns", "mountns", "pidns", "netns", "ipcns", "utsns", "cgroup", "reaper", "caps", "nnp",
+// "landlock", "seccomp": stable, used by flags and JSON.
+absl::string_view LayerName(Layer layer);
+// EINVAL naming the unknown layer and listing the known ones.
+absl::StatusOr<Layer> ParseLayer(absl::string_view name);
+// A comma-separated list ("landlock,seccomp"); "all" means every layer; "" the empty set.
+absl::StatusOr<std::set<Layer>> ParseLayerList(absl::string_view list);
+
+enum class SeccompProfileKind { kDefault, kStrict };
+
+struct IsolationOptions {
+  std::set<Layer> enabled;   // Layers to apply when available.
+  std::set<Layer> required;  // Layers that must be applied: EUNSUPPORTED otherwise. Implies enabled.
+  std::string workspace;     // Read-write for the mount namespace and Landlock. Empty: the cwd.
+  bool allow_network = false;  // false: net namespace, seccomp and Landlock deny the network.
+  SeccompProfileKind seccomp_profile = SeccompProfileKind::kDefault;
+  std::optional<uint64_t> memory_bytes = 1ull << 30;  // cgroup memory limit.
+  std::optional<uint64_t> pids = 512;                 // cgroup pids.max.
+  std::optional<uint32_t> cpu_millis;                 // cgroup CPU bandwidth; 1000 = one CPU.
+
+  // Every layer enabled, none required.
+  static IsolationOptions AllLayers();
+};
+
+// The command-line form of IsolationOptions (the sandbox CLI's flags), kept here so every front end
+// parses it the same way.
+struct IsolationFlagValues {
+  std::string isolate;     // --isolate=LIST: layers to apply when available ("all", "landlock,seccomp").
+  std::string no_isolate;  // --no-isolate=LIST: removed from --isolate (e.g. all but netns).
+  std::string require;     // --require=LIST: must apply, or the run fails closed (EUNSUPPORTED).
+  bool allow_network = false;
+  std::string seccomp = "default";  // "default" (denylist) or "strict" (allowlist).
+  std::optional<uint64_t> memory_bytes = std::nullopt;
+  std::optional<uint64_t> pids = std::nullopt;
+  std::optional<uint32_t> cpu_millis = std::nullopt;
+};
+
+// EINVAL naming the bad flag value (unknown layer, unknown profile, a layer both required and
+// removed). `workspace` becomes IsolationOptions::workspace.
+absl::StatusOr<IsolationOptions> IsolationFromFlags(const IsolationFlagValues& flags, const std::string& workspace);
+
+// True when `options` asks for any layer (enabled or required).
+bool WantsIsolation(const IsolationOptions& options);
+
+struct LayerStatus {
+  Layer layer;
+  bool available = false;
+  std::string detail;  // How ("landlock ABI 7", "v1 memory,pids,cpu") or why not.
+};
+
+// What this machine offers, layer by layer. Probes are cached after the first call.
+std::vector<LayerStatus> ProbeLayers();
+
+// The `doctor` report: each layer and the facts that decide it.
+struct DoctorReport {
+  std::string platform;  // "linux 6.18.44 x86_64", "portable build"
+  std::vector<LayerStatus> layers;
+  std::vector<std::pair<std::string, std::string>> facts;  // ("landlock_abi", "7"), sysctls, ...
+};
+DoctorReport Doctor();
+std::string DoctorText(const DoctorReport& report);
+std::string DoctorJson(const DoctorReport& report);
+
+// Run with the chosen isolation layers (see the top of this file). Errors: those of Run, EUNSUPPORTED
+// for a required layer that is unavailable, EINVAL for a bad workspace.
+absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const IsolationOptions& isolation);
+
+}  // namespace sandbox
+
+#endif  // SANDBOX_ISOLATION_H_

@@ -1,0 +1,122 @@
+// Proofs with a real cgroup (v2 where delegated, else v1): a fork bomb stops at pids.max, a memory hog
+// is killed by the memory limit and the stats say so, and KillAll ends a daemon that left the
+// process group. Each fails if the child does not join the cgroup.
+#include "sandbox/linux/cgroup.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "gtest/gtest.h"
+#include "sandbox/linux/forked_child.h"
+
+namespace sandbox::linux_layers {
+namespace {
+
+class CgroupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CgroupProbe probe = ProbeCgroups();
+    if (probe.mode == CgroupMode::kNone) GTEST_SKIP() << "no usable cgroup: " << probe.detail;
+  }
+
+  std::unique_ptr<Cgroup> Make(const CgroupLimits& limits) {
+    absl::StatusOr<std::unique_ptr<Cgroup>> cg = Cgroup::Create(limits);
+    EXPECT_TRUE(cg.ok()) << cg.status();
+    return cg.ok() ? std::move(*cg) : nullptr;
+  }
+
+  // Forks; the child joins `cg` and runs `body`.
+  ChildOutcome RunJoined(const Cgroup& cg, const std::function<int()>& body) {
+    absl::StatusOr<ChildOutcome> out = RunInForkedChild([&] {
+      LayerStep join = cg.JoinStep();
+      if (join.fn(join.arg) != 0) return 250;
+      return body();
+    });
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : ChildOutcome{};
+  }
+};
+
+TEST_F(CgroupTest, ForkBombStopsAtPidsMax) {
+  std::unique_ptr<Cgroup> cg = Make({.pids = 16});
+  ASSERT_NE(cg, nullptr);
+  ChildOutcome out = RunJoined(*cg, [] {
+    int forked = 0;
+    for (; forked < 64; ++forked) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        pause();
+        _exit(0);
+      }
+      if (pid < 0) break;
+    }
+    return forked;
+  });
+  ASSERT_TRUE(out.exit_code.has_value()) << out.ToString();
+  EXPECT_LT(*out.exit_code, 16) << "forks went past pids.max";
+  EXPECT_GE(cg->Stats().pids_max_hits, 1u);
+  std::vector<std::string> dirs = cg->dirs();
+  ASSERT_TRUE(cg->Destroy().ok());
+  for (const std::string& dir : dirs) EXPECT_NE(access(dir.c_str(), F_OK), 0) << dir << " left behind";
+}
+
+TEST_F(CgroupTest, MemoryHogIsKilledAndTheStatsSaySo) {
+  std::unique_ptr<Cgroup> cg = Make({.memory_bytes = 32 << 20});
+  ASSERT_NE(cg, nullptr);
+  ChildOutcome out = RunJoined(*cg, [] {
+    for (int i = 0; i < 512; ++i) {
+      void* p = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) return 3;
+      std::memset(p, 1, 1 << 20);
+    }
+    return 0;
+  });
+  ASSERT_TRUE(out.term_signal.has_value()) << "the hog survived: " << out.ToString();
+  EXPECT_EQ(*out.term_signal, SIGKILL);
+  EXPECT_GE(cg->Stats().oom_kills, 1u);
+}
+
+TEST_F(CgroupTest, KillAllEndsADaemonThatLeftTheGroup) {
+  std::unique_ptr<Cgroup> cg = Make({.pids = 16});
+  ASSERT_NE(cg, nullptr);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  ChildOutcome out = RunJoined(*cg, [&] {
+    if (fork() == 0) {
+      setsid();
+      if (fork() == 0) {
+        pause();
+        _exit(0);
+      }
+      _exit(0);
+    }
+    return 0;
+  });
+  close(fds[1]);
+  EXPECT_TRUE(out.Exited(0));
+  ASSERT_TRUE(cg->KillAll().ok());
+  char c;
+  EXPECT_EQ(read(fds[0], &c, 1), 0) << "the daemon still holds the pipe";
+  close(fds[0]);
+}
+
+TEST_F(CgroupTest, CpuLimitIsWritten) {
+  std::unique_ptr<Cgroup> cg = Make({.cpu_millis = 500});
+  ASSERT_NE(cg, nullptr);
+  for (const std::string& dir : cg->dirs()) {
+    std::ifstream quota(dir + "/cpu.cfs_quota_us"), max(dir + "/cpu.max");
+    std::string value;
+    if (quota >> value) {
+      EXPECT_EQ(value, "50000");
+    } else if (max >> value) {
+      EXPECT_EQ(value, "50000");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sandbox::linux_layers

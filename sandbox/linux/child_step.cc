@@ -1,0 +1,50 @@
+#include "sandbox/linux/child_step.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace sandbox::linux_layers {
+
+int WriteAll(int fd, const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t n = ::write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+int WriteFileAt(int dirfd, const char* path, const char* text) {
+  int fd = ::openat(dirfd, path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = WriteAll(fd, text, CStrLen(text));
+  if (::close(fd) != 0 && err == 0) err = errno;
+  return err;
+}
+
+size_t FormatUint(uint64_t value, char* buf, size_t size) {
+  char tmp[24];
+  size_t n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0 && n < sizeof(tmp));
+  size_t len = 0;
+  while (n > 0 && len + 1 < size) buf[len++] = tmp[--n];
+  if (size > 0) buf[len] = '\0';
+  return len;
+}
+
+size_t CStrLen(const char* s) {
+  size_t n = 0;
+  while (s[n] != '\0') ++n;
+  return n;
+}
+
+}  // namespace sandbox::linux_layers

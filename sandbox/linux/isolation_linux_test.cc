@@ -1,0 +1,251 @@
+// The layers inside the runner: RunIsolated applies them in the child setup, and each proof below
+// runs a real command through it. Controls (the same command with no layers) show each proof can
+// fail.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "sandbox/errors.h"
+#include "sandbox/isolation.h"
+
+namespace sandbox {
+namespace {
+
+std::string Helper() {
+  char cwd[PATH_MAX];
+  EXPECT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+  return absl::StrCat(cwd, "/sandbox/linux/hardening_helper");
+}
+
+std::string MakeWorkspace() {
+  const char* base = getenv("TEST_TMPDIR");
+  std::string tmpl = absl::StrCat(base != nullptr ? base : "/var/tmp", "/iso-XXXXXX");
+  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
+  char real[PATH_MAX];
+  EXPECT_NE(realpath(tmpl.c_str(), real), nullptr);
+  return real;
+}
+
+RunRequest Request(std::vector<std::string> argv) {
+  RunRequest r;
+  r.argv = std::move(argv);
+  r.cwd = MakeWorkspace();
+  r.wall_timeout = absl::Seconds(20);
+  r.kill_grace = absl::Milliseconds(300);
+  // Under --config=asan the helper is instrumented, and LeakSanitizer's exit check ptraces the
+  // process, which the seccomp layer rightly refuses: leak checking is off inside the sandbox.
+  r.env = DefaultEnvironment(r.cwd);
+  (*r.env)["ASAN_OPTIONS"] = "detect_leaks=0";
+  return r;
+}
+
+IsolationOptions Only(std::set<Layer> layers) {
+  IsolationOptions o;
+  o.enabled = std::move(layers);
+  return o;
+}
+
+// Pids of host processes whose command line contains `token`.
+std::vector<pid_t> FindProcesses(const std::string& token) {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  while (dirent* e = readdir(proc)) {
+    pid_t pid = atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream in(absl::StrCat("/proc/", pid, "/cmdline"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (ss.str().find(token) != std::string::npos) found.push_back(pid);
+  }
+  closedir(proc);
+  return found;
+}
+
+bool Has(const std::vector<std::string>& v, absl::string_view prefix) {
+  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return absl::StartsWith(s, prefix); });
+}
+
+class IsolationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const LayerStatus& s : ProbeLayers()) {
+      if (!s.available) missing_.insert(s.layer);
+    }
+  }
+  // Skips unless every layer in `layers` is available here, naming the reasons.
+  bool Need(std::set<Layer> layers) {
+    for (const LayerStatus& s : ProbeLayers()) {
+      if (layers.count(s.layer) && !s.available) {
+        why_ = absl::StrCat(LayerName(s.layer), ": ", s.detail);
+        return false;
+      }
+    }
+    return true;
+  }
+  std::set<Layer> missing_;
+  std::string why_;
+};
+
+#define NEED(...) \
+  if (!Need({__VA_ARGS__})) GTEST_SKIP() << why_
+
+TEST_F(IsolationTest, AllLayersRunACommandAndListThemselves) {
+  RunRequest r = Request({"/bin/sh", "-c", "exit 7"});
+  absl::StatusOr<RunResult> res = RunIsolated(r, IsolationOptions::AllLayers());
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_EQ(res->exit_code, 7);
+  const std::vector<std::string>& in = res->layers_in_force;
+  for (Layer layer : AllLayers()) {
+    if (missing_.count(layer)) continue;
+    std::string name(LayerName(layer));
+    if (layer == Layer::kNetNs || layer == Layer::kMountNs || layer == Layer::kLandlock ||
+        layer == Layer::kSeccomp || layer == Layer::kCgroup || layer == Layer::kReaper) {
+      EXPECT_TRUE(Has(in, name)) << name << " missing from " << absl::StrJoin(in, ",");
+    } else {
+      EXPECT_TRUE(Has(in, name == "caps" ? "caps" : name)) << name << " missing from " << absl::StrJoin(in, ",");
+    }
+  }
+  EXPECT_EQ(res->layers_unavailable.size(), missing_.size()) << absl::StrJoin(res->layers_unavailable, "; ");
+}
+
+TEST_F(IsolationTest, ShellWriteToTmpOutsideTheWorkspaceNeverReachesTheHost) {
+  std::string outside = absl::StrCat("/tmp/iso-outside-", getpid());
+  for (Layer layer : {Layer::kLandlock, Layer::kMountNs}) {
+    if (missing_.count(layer)) continue;
+    unlink(outside.c_str());
+    IsolationOptions o = Only({layer});
+    if (layer == Layer::kMountNs) o.enabled.insert(Layer::kUserNs);
+    absl::StatusOr<RunResult> res = RunIsolated(Request({"/bin/sh", "-c", absl::StrCat("echo x > ", outside)}), o);
+    ASSERT_TRUE(res.ok()) << res.status();
+    struct stat st;
+    EXPECT_NE(stat(outside.c_str(), &st), 0) << LayerName(layer) << " let the write reach the host";
+    if (layer == Layer::kLandlock) {
+      EXPECT_NE(res->exit_code, 0) << "Landlock should refuse the write";
+    }
+  }
+  unlink(outside.c_str());
+}
+
+TEST_F(IsolationTest, LoopbackListenerIsUnreachable) {
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 16), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::string port = absl::StrCat(ntohs(addr.sin_port));
+  // Control: without layers the connect works, so the checks below can fail.
+  absl::StatusOr<RunResult> control = RunIsolated(Request({Helper(), "connect", port}), Only({}));
+  ASSERT_TRUE(control.ok()) << control.status();
+  EXPECT_EQ(control->exit_code, 0) << control->out.data;
+  for (Layer layer : {Layer::kNetNs, Layer::kLandlock, Layer::kSeccomp}) {
+    if (missing_.count(layer)) continue;
+    absl::StatusOr<RunResult> res = RunIsolated(Request({Helper(), "connect", port}), Only({layer}));
+    ASSERT_TRUE(res.ok()) << res.status();
+    EXPECT_EQ(res->exit_code, 1) << LayerName(layer) << ": " << res->out.data;
+  }
+  close(listener);
+}
+
+TEST_F(IsolationTest, DoubleForkedDaemonIsGoneWhenRunReturns) {
+  static int counter = 0;
+  auto token = [] { return absl::StrCat("1000.", getpid(), ++counter); };
+  // Control: the plain runner's group kill misses a setsid daemon.
+  std::string t0 = token();
+  absl::StatusOr<RunResult> control = RunIsolated(Request({Helper(), "daemon", t0}), Only({}));
+  ASSERT_TRUE(control.ok());
+  std::vector<pid_t> survivors = FindProcesses(t0);
+  for (int i = 0; i < 50 && survivors.empty(); ++i) {
+    usleep(10000);
+    survivors = FindProcesses(t0);
+  }
+  EXPECT_FALSE(survivors.empty()) << "control: the daemon should outlive a run without layers";
+  for (pid_t pid : survivors) kill(pid, SIGKILL);
+  for (Layer layer : {Layer::kReaper, Layer::kPidNs, Layer::kCgroup}) {
+    if (missing_.count(layer)) continue;
+    std::string t = token();
+    absl::StatusOr<RunResult> res = RunIsolated(Request({Helper(), "daemon", t}), Only({layer}));
+    ASSERT_TRUE(res.ok()) << res.status();
+    EXPECT_EQ(res->exit_code, 0);
+    std::vector<pid_t> left = FindProcesses(t);
+    EXPECT_TRUE(left.empty()) << LayerName(layer) << ": the daemon outlived the run";
+    for (pid_t pid : left) kill(pid, SIGKILL);
+  }
+}
+
+TEST_F(IsolationTest, ForkBombIsContainedByPidsMax) {
+  NEED(Layer::kCgroup);
+  IsolationOptions o = Only({Layer::kCgroup});
+  o.pids = 32;
+  absl::StatusOr<RunResult> res = RunIsolated(Request({Helper(), "forkbomb", "500"}), o);
+  ASSERT_TRUE(res.ok()) << res.status();
+  int forked = -1;
+  ASSERT_EQ(sscanf(res->out.data.c_str(), "forked %d", &forked), 1) << res->out.data;
+  EXPECT_LT(forked, 32);
+  EXPECT_TRUE(Has(res->limits_in_force, "cgroup.pids=32"));
+}
+
+TEST_F(IsolationTest, MemoryHogIsKilledByTheMemoryLimitAndTheResultSaysSo) {
+  NEED(Layer::kCgroup);
+  IsolationOptions o = Only({Layer::kCgroup});
+  o.memory_bytes = 64 << 20;
+  absl::StatusOr<RunResult> res = RunIsolated(Request({Helper(), "memhog", "1024"}), o);
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_EQ(res->term_signal, SIGKILL) << res->out.data;
+  EXPECT_TRUE(res->memory_limit_killed);
+}
+
+TEST_F(IsolationTest, DefaultSeccompProfileDeniesEscapesInsideTheRunner) {
+  NEED(Layer::kSeccomp);
+  for (const char* call : {"ptrace", "mount", "unshare", "keyctl", "io_uring_setup", "tiocsti"}) {
+    absl::StatusOr<RunResult> res = RunIsolated(Request({Helper(), "deny", call}), Only({Layer::kSeccomp}));
+    ASSERT_TRUE(res.ok()) << res.status();
+    EXPECT_EQ(res->exit_code, 0) << call << ": " << res->out.data << res->err.data;
+  }
+}
+
+TEST_F(IsolationTest, WallTimeoutStillKillsEverythingWithAllLayers) {
+  RunRequest r = Request({"/bin/sh", "-c", "sleep 100"});
+  r.wall_timeout = absl::Milliseconds(500);
+  absl::StatusOr<RunResult> res = RunIsolated(r, IsolationOptions::AllLayers());
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_TRUE(res->timed_out);
+  EXPECT_TRUE(res->term_signal.has_value());
+}
+
+TEST_F(IsolationTest, RequiredLayerThatCannotApplyFailsClosed) {
+  IsolationOptions o = Only({});
+  o.allow_network = true;
+  o.required = {Layer::kNetNs};  // A net namespace contradicts an allowed network.
+  absl::StatusOr<RunResult> res = RunIsolated(Request({"/bin/true"}), o);
+  EXPECT_EQ(CodeOf(res.status()), ErrorCode::kEUNSUPPORTED) << res.status();
+}
+
+TEST_F(IsolationTest, EnabledLayerThatCannotApplyIsNamedAndTheRunProceeds) {
+  IsolationOptions o = Only({Layer::kNetNs});
+  o.allow_network = true;
+  absl::StatusOr<RunResult> res = RunIsolated(Request({"/bin/true"}), o);
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_EQ(res->exit_code, 0);
+  EXPECT_TRUE(Has(res->layers_unavailable, "netns: ")) << absl::StrJoin(res->layers_unavailable, ";");
+}
+
+}  // namespace
+}  // namespace sandbox

@@ -1,0 +1,128 @@
+// Proofs in forked children: with the Landlock layer, a write outside the workspace, a TCP connect to
+// a loopback listener, a signal to the parent and an abstract unix connect are refused; each test
+// fails if the layer is not applied. Skips name the missing ABI.
+#include "sandbox/linux/landlock.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "sandbox/linux/forked_child.h"
+
+namespace sandbox::linux_layers {
+namespace {
+
+std::string MakeWorkspace() {
+  const char* base = getenv("TEST_TMPDIR");
+  std::string tmpl = absl::StrCat(base != nullptr ? base : "/var/tmp", "/ws-XXXXXX");
+  char* made = mkdtemp(tmpl.data());
+  EXPECT_NE(made, nullptr);
+  return tmpl;
+}
+
+class LandlockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    abi_ = LandlockAbi(&why);
+    if (abi_ == 0) GTEST_SKIP() << why;
+    workspace_ = MakeWorkspace();
+  }
+
+  // no_new_privs + the Landlock steps in a forked child, then `body`.
+  ChildOutcome RunConfined(const std::function<int()>& body) {
+    absl::StatusOr<PreparedLandlock> prepared = PrepareLandlock({.read_write = {workspace_, "/dev/null"}});
+    EXPECT_TRUE(prepared.ok()) << prepared.status();
+    absl::StatusOr<ChildOutcome> out = RunInForkedChild([&] {
+      if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return 90;
+      if (!RunSteps(LandlockSteps(*prepared)).ok()) return 91;
+      return body();
+    });
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : ChildOutcome{};
+  }
+
+  int abi_ = 0;
+  std::string workspace_;
+};
+
+TEST_F(LandlockTest, ShellWriteOutsideWorkspaceIsRefusedInsideAllowed) {
+  std::string outside = absl::StrCat("/tmp/landlock-outside-", getpid());
+  unlink(outside.c_str());
+  std::string script = absl::StrCat("echo y > ", workspace_, "/inside || exit 3; ",
+                                    "echo x > ", outside, " 2>/dev/null && exit 4; exit 0");
+  ChildOutcome out = RunConfined([&] {
+    execl("/bin/sh", "sh", "-c", script.c_str(), nullptr);
+    return 92;
+  });
+  struct stat st;
+  bool leaked = stat(outside.c_str(), &st) == 0;
+  unlink(outside.c_str());
+  EXPECT_TRUE(out.Exited(0)) << out.ToString() << " (3: workspace not writable, 4: outside write worked)";
+  EXPECT_FALSE(leaked) << outside << " was created";
+}
+
+TEST_F(LandlockTest, TcpConnectToLoopbackListenerIsRefused) {
+  if (abi_ < 4) GTEST_SKIP() << "Landlock ABI " << abi_ << " < 4 has no network rights";
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ChildOutcome out = RunConfined([&] {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    return ExpectErrno(connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), EACCES);
+  });
+  close(listener);
+  ASSERT_TRUE(out.exit_code.has_value()) << out.ToString();
+  EXPECT_EQ(*out.exit_code, 0) << DescribeExpectErrno(*out.exit_code);
+}
+
+TEST_F(LandlockTest, SignalToTheParentIsRefused) {
+  if (abi_ < 6) GTEST_SKIP() << "Landlock ABI " << abi_ << " < 6 has no signal scoping";
+  ChildOutcome out = RunConfined([] { return ExpectErrno(kill(getppid(), 0), EPERM); });
+  ASSERT_TRUE(out.exit_code.has_value()) << out.ToString();
+  EXPECT_EQ(*out.exit_code, 0) << DescribeExpectErrno(*out.exit_code);
+}
+
+TEST_F(LandlockTest, AbstractUnixConnectOutIsRefused) {
+  if (abi_ < 6) GTEST_SKIP() << "Landlock ABI " << abi_ << " < 6 has no abstract socket scoping";
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::string name = absl::StrCat("sandbox-landlock-test-", getpid());
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  ChildOutcome out = RunConfined([&] {
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    return ExpectErrno(connect(s, reinterpret_cast<sockaddr*>(&addr), len), EPERM);
+  });
+  close(listener);
+  ASSERT_TRUE(out.exit_code.has_value()) << out.ToString();
+  EXPECT_EQ(*out.exit_code, 0) << DescribeExpectErrno(*out.exit_code);
+}
+
+TEST(LandlockPrepareTest, RelativePathIsInvalid) {
+  if (LandlockAbi() == 0) GTEST_SKIP() << "no Landlock";
+  EXPECT_FALSE(PrepareLandlock({.read_write = {"relative/ws"}}).ok());
+}
+
+}  // namespace
+}  // namespace sandbox::linux_layers
