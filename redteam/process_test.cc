@@ -113,7 +113,8 @@ TEST_F(ProcessTest, GrandchildIgnoringSigtermIsKilledAfterTheGrace) {
 // Incident / decision (README "setsid daemon"): a double fork plus setsid leaves the process group,
 // so killpg cannot reach it. The portable runner cannot kill it: this case asserts that gap where only
 // the portable layers ran, and asserts the daemon is gone where the kernel layers (subreaper + pidfd,
-// cgroup, pid namespace) were in force.
+// cgroup, pid namespace) were in force. Plain sandbox::Run is the portable runner on every build; the
+// kernel-layer closure through RunIsolated is HardeningTest.SetsidDaemonIsGoneWhenRunReturns.
 TEST_F(ProcessTest, SetsidDaemonEscapesThePortableRunnerOnly) {
   sandbox::RunRequest request = Shell(
       "setsid sh -c 'echo $$ > daemon.pid; while :; do sleep 0.1; done' \"$0\" "
