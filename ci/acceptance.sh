@@ -184,5 +184,28 @@ check "observe 3: budget curve (steps_left falls by one per step)" ok \
    jq -e -s '[.[] | select(.step != null) | .budget_before.steps_left] as \$s
              | (\$s | length) >= 3 and ([range(1; \$s | length) | \$s[. - 1] - \$s[.]] | all(. == 1))' $work/good.jsonl"
 
+# Issue 8: the trace is the regression tool. Replay feeds the recorded results back through the loop
+# (no tool runs) and every decision must match; stats and the HTML view read the same file.
+check "replay: the good run replays with every decision matching" ok \
+  "$BAZEL_RUN //agent/observe:trace -- replay $work/good.jsonl"
+check "replay: the escape run replays too" ok \
+  "$BAZEL_RUN //agent/observe:trace -- replay $work/escape.jsonl"
+check "stats: the good run in numbers" ok \
+  "$BAZEL_RUN //agent/observe:trace -- stats $work/good.jsonl"
+check "diff: two recordings of the good run do not diverge" ok \
+  "$BAZEL_RUN //agent:run_demo -- --mode=good --trace=$work/good2.jsonl >/dev/null
+   $BAZEL_RUN //agent/observe:trace -- diff $work/good.jsonl $work/good2.jsonl"
+check "html: the good run's page renders in headless Chromium" ok \
+  "command -v chromium >/dev/null || { echo 'chromium is missing: run platforms/setup.sh --browser'; exit 1; }
+   bazel build --noshow_progress //agent/observe:trace 2>/dev/null
+   bash agent/observe/render_check.sh \"\$(bazel info bazel-bin 2>/dev/null)/agent/observe/trace\" $work/good.jsonl $work/run.png
+   test -s $work/run.png
+   if [ -n \"$record\" ]; then cp $work/run.png \"\$(dirname \"$record\")/run.png\"; fi"
+
+# Issue 7: the same good run with every kernel layer the machine offers.
+check "good, --isolate=all: done in 4 steps under the kernel layers" ok \
+  "$BAZEL_RUN //agent:run_demo -- --mode=good --isolate=all --trace=$work/good-isolated.jsonl | tee $work/good-isolated.json
+   jq -e 'select(.stop_reason == \"done\" and .steps == 4)' $work/good-isolated.json"
+
 verdict="ALL CHECKS PASSED"
 echo "ALL CHECKS PASSED"

@@ -3,16 +3,21 @@
 # Debian/Ubuntu: apt-get. macOS: Homebrew. When everything is present it only asks the package
 # database once and returns (well under a second); a missing package is named before it is installed.
 #
-# Usage: platforms/setup.sh [--check]     --check: report what is missing, install nothing (exit 1).
+# Usage: platforms/setup.sh [--check] [--browser]
+#   --check     report what is missing, install nothing (exit 1 when something is).
+#   --browser   also headless Chromium, which only the acceptance script's HTML render check needs.
 set -euo pipefail
 
 check_only=0
-case "${1:-}" in
-  --check) check_only=1 ;;
-  "") ;;
-  -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
-  *) echo "setup.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-esac
+browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) check_only=1 ;;
+    --browser) browser=1 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
 
 # Debian 12 package names. bazel-bootstrap is Bazel 4.2.3; the rules packages are the offline
 # rules_java and rules_cc that platforms/deps.bzl wires in.
@@ -24,6 +29,8 @@ DEBIAN_PACKAGES=(
   json-schema-test-suite
   jq git procps iproute2 bubblewrap
 )
+
+if [ "$browser" -eq 1 ]; then DEBIAN_PACKAGES+=(chromium); fi
 
 BREW_FORMULAE=(
   bazelisk pkg-config abseil re2 nlohmann-json googletest google-benchmark jq
@@ -55,6 +62,7 @@ setup_debian() {
 }
 
 setup_macos() {
+  if [ "$browser" -eq 1 ]; then BREW_FORMULAE+=(chromium); fi
   if ! command -v brew >/dev/null; then
     echo "setup: Homebrew is required on macOS (https://brew.sh)" >&2
     return 1
