@@ -14,5 +14,5 @@ echo "configs: no downloading repository rule in WORKSPACE or platforms/"
 bazel test --config=ci --config=portable //...
 echo "configs: --config=portable builds and passes"
 
-bazel test --config=ci --config=asan //...
-echo "configs: --config=asan builds and passes"
+# ASan is run by hand (README); in CI it would double the run time of this 2-core machine.
+

@@ -217,12 +217,9 @@ TEST_F(HardeningTest, MemoryHogIsKilledByTheCgroupLimitAndTheResultSaysSo) {
 }
 
 // Incident: the hog was one stage of the test script's pipeline; the OOM kill of a grandchild came
-// back as the shell's exit status 137, and nothing said the memory limit had fired.
-// KNOWN BUG (disabled until fixed; reported to the lead): sandbox/linux/isolation_linux.cc sets
-// memory_limit_killed = stats.oom_kills > 0 && term_signal == SIGKILL, i.e. only when the direct child
-// was the victim. Here the cgroup counts the OOM kill of `tail`, the shell exits 137, and the result
-// says memory_limit_killed = false. The flag should follow the cgroup's oom_kill count alone.
-TEST_F(HardeningTest, DISABLED_MemoryHogInAPipelineIsReportedAsAMemoryKillToo) {
+// back as the shell's exit status 137, and nothing said the memory limit had fired. (Found by this
+// suite: the flag once required the direct child to be the victim.)
+TEST_F(HardeningTest, MemoryHogInAPipelineIsReportedAsAMemoryKillToo) {
   SKIP_UNLESS_LAYER(Layer::kCgroup);
   // GNU tail keeps the last N bytes of a pipe in memory: 256 MiB against a 64 MiB limit (bounded,
   // so a missing cgroup costs 256 MiB, not the machine).

@@ -328,7 +328,9 @@ absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const Isolation
     linux_layers::CgroupStats stats = run->cgroup->Stats();
     absl::Status destroyed = run->cgroup->Destroy();  // Kills whatever escaped the process group.
     if (result.ok()) {
-      result->memory_limit_killed = stats.oom_kills > 0 && result->term_signal == SIGKILL;
+      // Any OOM kill in the run's cgroup counts: the victim may be one stage of a pipeline while
+      // the shell above it exits 137, and the caller still needs to know the limit fired.
+      result->memory_limit_killed = stats.oom_kills > 0;
       if (isolation.memory_bytes) result->limits_in_force.push_back(absl::StrCat("cgroup.memory=", *isolation.memory_bytes));
       if (isolation.pids) result->limits_in_force.push_back(absl::StrCat("cgroup.pids=", *isolation.pids));
       if (isolation.cpu_millis) result->limits_in_force.push_back(absl::StrCat("cgroup.cpu_millis=", *isolation.cpu_millis));
