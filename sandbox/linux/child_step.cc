@@ -2,7 +2,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstring>
 
 namespace sandbox::linux_layers {
 
@@ -45,6 +49,21 @@ size_t CStrLen(const char* s) {
   size_t n = 0;
   while (s[n] != '\0') ++n;
   return n;
+}
+
+[[noreturn]] void MirrorStatus(int status) {
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  kill(getpid(), sig);
+  _exit(128 + sig);
 }
 
 }  // namespace sandbox::linux_layers

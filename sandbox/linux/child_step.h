@@ -53,6 +53,11 @@ size_t FormatUint(uint64_t value, char* buf, size_t size);
 // Length of a NUL-terminated string (strlen is not on POSIX's async-signal-safe list).
 size_t CStrLen(const char* s);
 
+// Ends this process the way `status` (a wait status) says: the same exit code, or death by the same
+// signal (its default action restored and unblocked first). Used by the waiters that stand in for a
+// command (pid-namespace init, subreaper waiter) so the runner sees the command's own result.
+[[noreturn]] void MirrorStatus(int status);
+
 }  // namespace sandbox::linux_layers
 
 #endif  // SANDBOX_LINUX_CHILD_STEP_H_

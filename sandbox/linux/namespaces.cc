@@ -116,22 +116,6 @@ void CloseAllExcept(int keep) {
   syscall(__NR_close_range, static_cast<unsigned>(keep + 1), ~0u, 0u);
 }
 
-// Ends this process the way `status` (a wait status) says: same exit code, or same signal.
-[[noreturn]] void MirrorStatus(int status) {
-  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
-  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
-  struct sigaction dfl;
-  std::memset(&dfl, 0, sizeof(dfl));
-  dfl.sa_handler = SIG_DFL;
-  sigaction(sig, &dfl, nullptr);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, sig);
-  sigprocmask(SIG_UNBLOCK, &set, nullptr);
-  kill(getpid(), sig);
-  _exit(128 + sig);
-}
-
 // The runner's direct child, outside the pid namespace: waits for init and mirrors the command's
 // status. It ignores SIGTERM and friends, so the command gets the runner's grace period; a SIGKILL
 // to the group ends it, and init then gets its death signal.

@@ -68,21 +68,6 @@ int KillChildren() {
   return found;
 }
 
-[[noreturn]] void MirrorStatus(int status) {
-  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
-  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
-  struct sigaction dfl;
-  std::memset(&dfl, 0, sizeof(dfl));
-  dfl.sa_handler = SIG_DFL;
-  sigaction(sig, &dfl, nullptr);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, sig);
-  sigprocmask(SIG_UNBLOCK, &set, nullptr);
-  kill(getpid(), sig);
-  _exit(128 + sig);
-}
-
 [[noreturn]] void WaitKillAndMirror(pid_t command) {
   // Hold nothing: the runner's pipes must reach EOF when the command and its children close them.
   syscall(__NR_close_range, 0u, ~0u, 0u);
