@@ -142,6 +142,148 @@ absl::StatusOr<CommandResult> Bazel::Build(const std::vector<std::string>& targe
   return Run("build", args, timeout, stop, absl::StrCat(tag, "-build"));
 }
 
+absl::StatusOr<CommandResult> Bazel::BuildKeepGoing(const std::vector<std::string>& targets,
+                                                    double timeout, const std::atomic<int>* stop,
+                                                    const std::string& tag) {
+  std::vector<std::string> args = CommonBuildArgs(config_);
+  args.push_back("--keep_going");
+  args.push_back("--");
+  args.insert(args.end(), targets.begin(), targets.end());
+  return Run("build", args, timeout, stop, absl::StrCat(tag, "-build"));
+}
+
+absl::StatusOr<std::string> Bazel::Info(const std::string& key, const std::atomic<int>* stop) {
+  std::vector<std::string> args = CommonBuildArgs(config_);
+  args.push_back(key);
+  absl::StatusOr<CommandResult> r = Run("info", args, 0, stop, absl::StrCat("info-", key));
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    return absl::InternalError(absl::StrCat("bazel info ", key, " failed (exit ", r->exit_code,
+                                            "); see ", r->log_path));
+  }
+  // The value is the last non-empty line (the server may print startup lines first).
+  std::string value;
+  for (absl::string_view line : absl::StrSplit(r->output, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!line.empty()) value = std::string(line);
+  }
+  return value;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> Bazel::RuleKinds(
+    const std::vector<std::string>& targets, const std::atomic<int>* stop) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (targets.empty()) return out;
+  std::string expr = "set(";
+  for (const std::string& t : targets) absl::StrAppend(&expr, t, " ");
+  expr += ")";
+  absl::StatusOr<CommandResult> r =
+      Run("query", {"--output=label_kind", "--noshow_progress", expr}, 0, stop, "query-kinds");
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    return absl::InternalError(
+        absl::StrCat("bazel query --output=label_kind failed (exit ", r->exit_code, "); see ",
+                     r->log_path));
+  }
+  // "cc_test rule //sandbox:runner_test"
+  for (absl::string_view line : absl::StrSplit(r->output, '\n')) {
+    std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (words.size() == 3 && words[1] == "rule" && absl::StartsWith(words[2], "//")) {
+      out.push_back({std::string(words[2]), std::string(words[0])});
+    }
+  }
+  return out;
+}
+
+std::string ExpandTestArg(const std::string& arg, const std::string& package) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < arg.size()) {
+    std::size_t open = arg.find("$(", i);
+    if (open == std::string::npos) break;
+    std::size_t close = arg.find(')', open);
+    if (close == std::string::npos) break;
+    out += arg.substr(i, open - i);
+    std::string inner = arg.substr(open + 2, close - open - 2);
+    std::size_t space = inner.find(' ');
+    std::string fn = inner.substr(0, space);
+    if (space == std::string::npos || (fn != "location" && fn != "locations" &&
+                                       fn != "rootpath" && fn != "execpath")) {
+      out += arg.substr(open, close + 1 - open);  // not ours: left as written
+    } else {
+      std::string label(absl::StripAsciiWhitespace(inner.substr(space + 1)));
+      std::string pkg = package, name;
+      if (absl::StartsWith(label, "//")) {
+        std::size_t colon = label.find(':');
+        pkg = label.substr(2, colon == std::string::npos ? std::string::npos : colon - 2);
+        name = colon == std::string::npos ? pkg.substr(pkg.rfind('/') + 1) : label.substr(colon + 1);
+      } else {
+        name = absl::StartsWith(label, ":") ? label.substr(1) : label;
+      }
+      out += pkg.empty() ? name : absl::StrCat(pkg, "/", name);
+    }
+    i = close + 1;
+  }
+  out += arg.substr(std::min(i, arg.size()));
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, std::vector<std::string>>> Bazel::TestArgs(
+    const std::vector<std::string>& targets, const std::atomic<int>* stop) {
+  std::map<std::string, std::vector<std::string>> out;
+  if (targets.empty()) return out;
+  std::string expr = "set(";
+  for (const std::string& t : targets) absl::StrAppend(&expr, t, " ");
+  expr += ")";
+  absl::StatusOr<CommandResult> r =
+      Run("query", {"--output=build", "--noshow_progress", expr}, 0, stop, "query-args");
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    return absl::InternalError(absl::StrCat("bazel query --output=build failed (exit ",
+                                            r->exit_code, "); see ", r->log_path));
+  }
+  // Blocks: "# /abs/path/pkg/BUILD.bazel:12:8", "kind(", "  name = \"x\",", "  args = [...],", ")".
+  std::string package, name;
+  std::vector<std::string> args;
+  std::string root = config_.workspace + "/";
+  for (absl::string_view line : absl::StrSplit(r->output, '\n')) {
+    if (absl::StartsWith(line, "# /")) {
+      absl::string_view path = line.substr(2);
+      path = path.substr(0, path.find(':'));
+      if (absl::ConsumePrefix(&path, root) || absl::StartsWith(path, "/")) {
+        std::size_t slash = path.rfind('/');
+        package = slash == absl::string_view::npos ? "" : std::string(path.substr(0, slash));
+      }
+      name.clear();
+      args.clear();
+      continue;
+    }
+    absl::string_view t = absl::StripAsciiWhitespace(line);
+    if (absl::ConsumePrefix(&t, "name = \"")) {
+      name = std::string(t.substr(0, t.find('"')));
+    } else if (absl::ConsumePrefix(&t, "args = [")) {
+      // A list of double-quoted strings; quotes inside arguments are escaped as \".
+      std::string current;
+      bool in = false;
+      for (std::size_t k = 0; k < t.size(); ++k) {
+        char c = t[k];
+        if (in && c == '\\' && k + 1 < t.size()) {
+          current += t[++k];
+        } else if (c == '"') {
+          if (in) args.push_back(ExpandTestArg(current, package));
+          current.clear();
+          in = !in;
+        } else if (in) {
+          current += c;
+        }
+      }
+    } else if (t == ")" && !name.empty()) {
+      out[absl::StrCat("//", package, ":", name)] = args;
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<CommandResult> Bazel::Test(const std::vector<std::string>& targets, double timeout,
                                           const std::atomic<int>* stop,
                                           const std::string& tag) {

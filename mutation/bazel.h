@@ -7,6 +7,7 @@
 #define MUTATION_BAZEL_H_
 
 #include <atomic>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,19 @@ class Bazel {
   // `bazel build` of targets (which for test rules builds the test binaries).
   absl::StatusOr<CommandResult> Build(const std::vector<std::string>& targets, double timeout,
                                       const std::atomic<int>* stop, const std::string& tag);
+  // `bazel build --keep_going`: every failing action reports, so one round sees all the errors.
+  absl::StatusOr<CommandResult> BuildKeepGoing(const std::vector<std::string>& targets,
+                                               double timeout, const std::atomic<int>* stop,
+                                               const std::string& tag);
+  // `bazel info KEY` under the same configuration flags as Build (e.g. "bazel-bin").
+  absl::StatusOr<std::string> Info(const std::string& key, const std::atomic<int>* stop);
+  // The rule kind of each target ("cc_test", "sh_test", ...), by label.
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> RuleKinds(
+      const std::vector<std::string>& targets, const std::atomic<int>* stop);
+  // The `args` attribute of each test target (as written, `$(location ...)` unexpanded), by label:
+  // what Bazel passes a test on its command line.
+  absl::StatusOr<std::map<std::string, std::vector<std::string>>> TestArgs(
+      const std::vector<std::string>& targets, const std::atomic<int>* stop);
   // `bazel test`, never from cached results.
   absl::StatusOr<CommandResult> Test(const std::vector<std::string>& targets, double timeout,
                                      const std::atomic<int>* stop,
@@ -86,6 +100,11 @@ class Bazel {
                                     const std::atomic<int>* stop, const std::string& tag);
   BazelConfig config_;
 };
+
+// Expands `$(location L)`, `$(locations L)`, `$(rootpath L)`, `$(execpath L)` in a test argument
+// written in package `package` to L's path relative to the runfiles root of the main repository,
+// which is where a test runs.
+std::string ExpandTestArg(const std::string& arg, const std::string& package);
 
 // The label of repository file `path` given the workspace (nearest package with a BUILD file), or
 // "" when no package owns it.

@@ -28,6 +28,7 @@
 #include "mutation/mutant.h"
 #include "mutation/process.h"
 #include "mutation/report.h"
+#include "mutation/schemata.h"
 #include "mutation/scratch.h"
 
 namespace mutation {
@@ -315,6 +316,10 @@ class Session {
       if (int rc = (this->*step)(); rc != kContinue) return rc;
     }
     RunMutants();
+    if (int rc = RunSchemataPhase(); rc != kContinue) {
+      WriteReports();
+      return rc;
+    }
     if (int rc = WriteReports(); rc != kContinue) return rc;
     return Verdict();
   }
@@ -524,7 +529,16 @@ class Session {
       all_targets.insert(t->begin(), t->end());
       Say(absl::StrCat(file, ": ", t->size(), " test target(s)"));
     }
-    for (Mutant& m : selected_) m.covered_by = tests_of[m.file];
+    all_targets.clear();
+    for (Mutant& m : selected_) {
+      m.covered_by = tests_of[m.file];
+      if (Classic(m)) {
+        all_targets.insert(m.covered_by.begin(), m.covered_by.end());
+        classic_.push_back(&m);
+      } else {
+        switched_.push_back(&m);
+      }
+    }
     targets_.assign(all_targets.begin(), all_targets.end());
     return kContinue;
   }
@@ -583,28 +597,67 @@ class Session {
     return "";
   }
 
+  // Curated mutants always take the classic path (their replacements are free text, and they are
+  // what CI judges); generated ones unless --engine=classic.
+  bool Classic(const Mutant& m) const { return m.curated || o_.engine == "classic"; }
+
   // Every worker takes the next mutant until none are left or a stop is asked for.
   void RunMutants() {
     int jobs = static_cast<int>(workers_.size());
-    Say(absl::StrFormat("running %zu mutants (%d curated) with %d job(s)", selected_.size(),
-                        curated_count_, jobs));
     double start = Now();
-    Progress progress(static_cast<int>(selected_.size()), jobs);
+    if (!classic_.empty()) {
+      Say(absl::StrFormat("running %zu mutants (%d curated), one build each, with %d job(s)",
+                          classic_.size(), curated_count_, jobs));
+    }
+    Progress progress(static_cast<int>(classic_.size()), jobs);
     std::atomic<std::size_t> next{0};
     std::vector<std::thread> threads;
     for (int j = 0; j < jobs; ++j) {
       threads.emplace_back([&, j] {
         while (!Stopping() && !shared_.fatal) {
           std::size_t i = next++;
-          if (i >= selected_.size()) break;
-          RunOne(&selected_[i], &workers_[j], &shared_);
-          if (selected_[i].status != MutantStatus::kPending) progress.Done(selected_[i]);
+          if (i >= classic_.size()) break;
+          RunOne(classic_[i], &workers_[j], &shared_);
+          if (classic_[i]->status != MutantStatus::kPending) progress.Done(*classic_[i]);
         }
       });
     }
     for (std::thread& t : threads) t.join();
     progress.Finish();
-    wall_seconds_ = Now() - start;
+    wall_seconds_ += Now() - start;
+  }
+
+  // Generated mutants under the schemata engine, in the first scratch copy.
+  int RunSchemataPhase() {
+    if (switched_.empty() || Stopping() || shared_.fatal) return kContinue;
+    int test_jobs = o_.test_jobs > 0
+                        ? o_.test_jobs
+                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    Say(absl::StrFormat("running %zu generated mutants with the schemata engine, %d test "
+                        "process(es) at once",
+                        switched_.size(), test_jobs));
+    double start = Now();
+    Progress progress(static_cast<int>(switched_.size()), test_jobs);
+    SchemataConfig sc;
+    sc.scratch = workers_[0].scratch.get();
+    sc.bazel = workers_[0].bazel.get();
+    sc.sources = &sources_;
+    sc.work_dir = o_.cache_dir + "/schemata";
+    sc.test_jobs = test_jobs;
+    sc.timeout_factor = o_.timeout_factor;
+    sc.timeout_extra = o_.timeout_extra;
+    sc.build_timeout = o_.build_timeout;
+    sc.on_done = [&progress](const Mutant& m) { progress.Done(m); };
+    std::string message;
+    int rc = RunSchemata(sc, switched_, stop_, &message);
+    progress.Finish();
+    wall_seconds_ += Now() - start;
+    if (rc == 0) return kContinue;
+    if (!message.empty()) {
+      Say(rc == kExitBaseline ? absl::StrCat("refusing to judge generated mutants: ", message)
+                              : message);
+    }
+    return rc;
   }
 
   // Reports, also for an interrupted run (what did not run stays Pending).
@@ -671,7 +724,9 @@ class Session {
   std::map<std::string, std::string> sources_;  // original content of each mutated file
   int lock_fd_ = -1;
   std::vector<Worker> workers_;
-  std::vector<std::string> targets_;  // every test target any selected mutant needs
+  std::vector<std::string> targets_;  // every test target a classic mutant needs
+  std::vector<Mutant*> classic_;      // run one Bazel build and test each
+  std::vector<Mutant*> switched_;     // generated, for the schemata engine
   Shared shared_;
   double wall_seconds_ = 0;
 };

@@ -32,7 +32,12 @@ struct Options {
   int shard_k = 0, shard_n = 1;
   int jobs = 1;
   double timeout_factor = 3.0;
-  double timeout_extra = 60.0;      // seconds
+  double timeout_extra = 20.0;      // seconds
+  // How generated mutants run: "schemata" (one build per file, switches at run time, tests run
+  // from bazel-bin; see schemata.h) or "classic" (one Bazel build and test per mutant, as curated
+  // mutants always run).
+  std::string engine = "schemata";
+  int test_jobs = 0;                // test processes at once in the schemata engine; 0: one per core
   double build_timeout = 1800.0;    // seconds, per mutant build
   bool catalog_only = false;
   bool generated_only = false;

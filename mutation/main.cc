@@ -34,8 +34,13 @@ noticed. Curated mutants come from mutation/catalog.json; generated ones from sa
   --shard=K/N           the K-th of N shards (0 <= K < N), for a CI matrix
   --jobs=N              N scratch copies, each with its own Bazel output base, run in parallel
                         (default 1: one output base, mutants in sequence)
+  --engine=E            how generated mutants run: schemata (default: each file built once with
+                        every mutant behind a run-time switch, tests picked per gtest case by
+                        coverage and run from bazel-bin) or classic (one Bazel build and test
+                        per mutant, as curated mutants always run)
+  --test-jobs=N         test processes at once in the schemata engine (default: one per core)
   --timeout-factor=F    a mutant's tests time out after F x baseline + extra (default 3)
-  --timeout-extra=S     the extra seconds (default 60)
+  --timeout-extra=S     the extra seconds (default 20)
   --build-timeout=S     a mutant's build gives up after S seconds (default 1800)
   --report-dir=DIR      where mutation.json / mutation.html / summary.txt go
                         (default: <cache-dir>/report, outside the checkout)
@@ -92,7 +97,7 @@ int main(int argc, char** argv) {
     std::string arg = argv[i];
     // "--flag value" is accepted as well as "--flag=value" for the flags that take one.
     static const char* kValued[] = {"--files", "--in-diff", "--shard", "--jobs",
-                                    "--timeout-factor", "--timeout-extra", "--build-timeout",
+                                    "--timeout-factor", "--timeout-extra", "--engine", "--test-jobs", "--build-timeout",
                                     "--report-dir", "--config", "--bazel-arg", "--bazel", "--repo",
                                     "--cache-dir", "--catalog", "--roots"};
     for (const char* name : kValued) {
@@ -128,6 +133,15 @@ int main(int argc, char** argv) {
     } else if (Flag(arg, "--jobs", &value)) {
       if (!absl::SimpleAtoi(value, &o.jobs) || o.jobs < 1 || o.jobs > 64) {
         return Usage(absl::StrCat("--jobs=", value, ": want an integer in 1..64"));
+      }
+    } else if (Flag(arg, "--engine", &value)) {
+      if (value != "schemata" && value != "classic") {
+        return Usage(absl::StrCat("--engine=", value, ": want schemata or classic"));
+      }
+      o.engine = value;
+    } else if (Flag(arg, "--test-jobs", &value)) {
+      if (!absl::SimpleAtoi(value, &o.test_jobs) || o.test_jobs < 1 || o.test_jobs > 64) {
+        return Usage(absl::StrCat("--test-jobs=", value, ": want an integer in 1..64"));
       }
     } else if (Flag(arg, "--timeout-factor", &value)) {
       if (!absl::SimpleAtod(value, &d) || d < 1) return Usage("--timeout-factor: want a number >= 1");

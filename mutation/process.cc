@@ -35,6 +35,9 @@ absl::StatusOr<ProcessResult> RunProcess(const ProcessSpec& spec, const std::ato
   std::vector<char*> argv;
   for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const std::string& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   int out_fd = open(spec.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out_fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open(", spec.stdout_path, ")"));
   int err_fd = out_fd;
@@ -73,7 +76,11 @@ absl::StatusOr<ProcessResult> RunProcess(const ProcessSpec& spec, const std::ato
     dup2(out_fd, 1);
     dup2(err_fd, 2);
     if (cwd != nullptr && chdir(cwd) != 0) _exit(127);
-    execvp(argv[0], argv.data());
+    if (spec.replace_env) {
+      execve(argv[0], argv.data(), envp.data());
+    } else {
+      execvp(argv[0], argv.data());
+    }
     _exit(127);
   }
   // Both sides set the group, so neither a fast exec nor a fast kill races the other.

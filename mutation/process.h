@@ -17,6 +17,9 @@ struct ProcessSpec {
   std::string cwd;                 // empty: inherit
   std::string stdout_path;         // the child's stdout goes here (truncated first)
   std::string stderr_path;         // empty: same file as stdout
+  // The child's whole environment when set ("NAME=value" each); argv[0] must then be a path.
+  std::vector<std::string> env;
+  bool replace_env = false;
   double timeout_seconds = 0;      // 0: no deadline
   // Between SIGINT (Bazel cancels its command cleanly on it) and SIGKILL of the whole group.
   double grace_seconds = 10;
