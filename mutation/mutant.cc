@@ -30,10 +30,7 @@ bool ApplyMutant(const Mutant& m, const std::string& text, std::string* out) {
   return true;
 }
 
-namespace {
-
-// Splits into lines without their '\n'.
-std::vector<std::string> Lines(const std::string& text) {
+std::vector<std::string> SourceLines(const std::string& text) {
   std::vector<std::string> lines;
   std::string cur;
   for (char c : text) {
@@ -47,6 +44,8 @@ std::vector<std::string> Lines(const std::string& text) {
   if (!cur.empty()) lines.push_back(cur);
   return lines;
 }
+
+namespace {
 
 }  // namespace
 
@@ -70,8 +69,8 @@ void LocateMutant(const std::string& text, Mutant* m) {
 std::string MutantDiff(const Mutant& m, const std::string& text, int context) {
   std::string mutated;
   if (!ApplyMutant(m, text, &mutated)) return "";
-  std::vector<std::string> before = Lines(text);
-  std::vector<std::string> after = Lines(mutated);
+  std::vector<std::string> before = SourceLines(text);
+  std::vector<std::string> after = SourceLines(mutated);
   // The change spans lines [line, end_line] in `before`; in `after` that region grew or shrank by
   // the difference in line counts.
   int first = std::max(1, m.line - context);

@@ -54,6 +54,9 @@ bool ApplyMutant(const Mutant& m, const std::string& text, std::string* out);
 // A unified diff of the one changed region (with `context` lines around it), for reports.
 std::string MutantDiff(const Mutant& m, const std::string& text, int context = 1);
 
+// Splits `text` into lines without their '\n' (a trailing newline adds no empty line).
+std::vector<std::string> SourceLines(const std::string& text);
+
 // Fills line/column/end_line/end_column from m.offset and m.original within `text`.
 void LocateMutant(const std::string& text, Mutant* m);
 

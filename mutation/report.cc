@@ -98,20 +98,6 @@ const char* CssClass(MutantStatus s) {
   }
 }
 
-std::vector<std::string> SourceLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::string cur;
-  for (char c : text) {
-    if (c == '\n') {
-      lines.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) lines.push_back(cur);
-  return lines;
-}
 
 }  // namespace
 
