@@ -284,6 +284,32 @@ absl::StatusOr<std::map<std::string, std::vector<std::string>>> Bazel::TestArgs(
   return out;
 }
 
+absl::StatusOr<std::vector<std::string>> Bazel::CompiledSources(
+    const std::vector<std::string>& targets, const std::atomic<int>* stop) {
+  std::vector<std::string> out;
+  if (targets.empty()) return out;
+  std::string expr = "kind(\"source file\", deps(set(";
+  for (const std::string& t : targets) absl::StrAppend(&expr, t, " ");
+  expr += ")))";
+  // The same configuration flags as build and test: cquery must see the same select() branches,
+  // and Bazel keeps its analysis cache.
+  std::vector<std::string> args = CommonBuildArgs(config_);
+  args.insert(args.end(), {"--output=label", "--noshow_progress", expr});
+  absl::StatusOr<CommandResult> r = Run("cquery", args, 0, stop, "cquery-sources");
+  if (!r.ok()) return r.status();
+  if (r->outcome == Outcome::kInterrupted) return absl::CancelledError("interrupted");
+  if (r->exit_code != 0) {
+    return absl::InternalError(absl::StrCat("bazel cquery for the compiled sources failed (exit ",
+                                            r->exit_code, "); see ", r->log_path));
+  }
+  for (absl::string_view line : absl::StrSplit(r->output, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!absl::StartsWith(line, "//")) continue;
+    out.emplace_back(line.substr(0, line.find(' ')));  // "//pkg:file.cc (null)"
+  }
+  return out;
+}
+
 absl::StatusOr<CommandResult> Bazel::Test(const std::vector<std::string>& targets, double timeout,
                                           const std::atomic<int>* stop,
                                           const std::string& tag) {

@@ -81,6 +81,10 @@ class Bazel {
   // what Bazel passes a test on its command line.
   absl::StatusOr<std::map<std::string, std::vector<std::string>>> TestArgs(
       const std::vector<std::string>& targets, const std::atomic<int>* stop);
+  // The labels of the source files the configured build of `targets` compiles (cquery, so a
+  // select() that leaves a file out for this platform or --config leaves it out here too).
+  absl::StatusOr<std::vector<std::string>> CompiledSources(const std::vector<std::string>& targets,
+                                                           const std::atomic<int>* stop);
   // `bazel test`, never from cached results.
   absl::StatusOr<CommandResult> Test(const std::vector<std::string>& targets, double timeout,
                                      const std::atomic<int>* stop,

@@ -529,9 +529,30 @@ class Session {
       all_targets.insert(t->begin(), t->end());
       Say(absl::StrCat(file, ": ", t->size(), " test target(s)"));
     }
+    // A file a select() leaves out of this configuration (runner_posix.cc on Linux, macOS files)
+    // is compiled by none of its "covering" targets: its mutants are not judged here at all.
+    std::set<std::string> compiled;
+    if (!all_targets.empty()) {
+      absl::StatusOr<std::vector<std::string>> sources = workers_[0].bazel->CompiledSources(
+          std::vector<std::string>(all_targets.begin(), all_targets.end()), stop_);
+      if (Stopping()) return Interrupted();
+      if (!sources.ok()) {
+        Say(std::string(sources.status().message()));
+        return kExitInternal;
+      }
+      compiled.insert(sources->begin(), sources->end());
+    }
     all_targets.clear();
     for (Mutant& m : selected_) {
       m.covered_by = tests_of[m.file];
+      if (!m.covered_by.empty() && compiled.count(FileLabel(o_.repo, m.file)) == 0) {
+        m.status = MutantStatus::kIgnored;
+        m.status_reason = absl::StrCat(
+            "not built in this configuration (a select() leaves ", m.file,
+            " out); run with the configuration that builds it, e.g. --config=portable");
+        m.covered_by.clear();
+        continue;
+      }
       if (Classic(m)) {
         all_targets.insert(m.covered_by.begin(), m.covered_by.end());
         classic_.push_back(&m);

@@ -14,6 +14,7 @@ const char* StatusName(MutantStatus status) {
     case MutantStatus::kCompileError: return "CompileError";
     case MutantStatus::kNoCoverage: return "NoCoverage";
     case MutantStatus::kRuntimeError: return "RuntimeError";
+    case MutantStatus::kIgnored: return "Ignored";
   }
   return "RuntimeError";
 }

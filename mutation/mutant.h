@@ -18,6 +18,7 @@ enum class MutantStatus {
   kCompileError,  // the mutated tree does not build: unviable, neither killed nor survived
   kNoCoverage,    // no test target depends on the mutated file
   kRuntimeError,  // Bazel itself failed (crash, lock, bad flag): the result says nothing
+  kIgnored,       // the file is not built in this configuration (a select() leaves it out)
 };
 
 const char* StatusName(MutantStatus status);

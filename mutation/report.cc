@@ -22,6 +22,7 @@ Score ScoreOf(const std::vector<Mutant>& mutants, bool curated) {
       case MutantStatus::kCompileError: ++s.compile_error; break;
       case MutantStatus::kRuntimeError: ++s.runtime_error; break;
       case MutantStatus::kPending: ++s.pending; break;
+      case MutantStatus::kIgnored: ++s.ignored; break;
     }
   }
   return s;
@@ -201,10 +202,11 @@ std::string TerminalSummary(const std::vector<Mutant>& mutants,
       cur.survived, cur.no_coverage, cur.compile_error, cur.runtime_error, cur.pending);
   out << absl::StrFormat(
       "generated: %d mutants: %d killed, %d timeout, %d survived, %d no coverage, %d unviable, "
-      "%d bazel errors, %d not run; score %s (break below %d%%)\n",
-      gen.valid() + gen.compile_error + gen.runtime_error + gen.pending, gen.killed, gen.timeout,
-      gen.survived, gen.no_coverage, gen.compile_error, gen.runtime_error, gen.pending,
-      ScoreText(gen), thresholds.break_at);
+      "%d bazel errors, %d not run, %d not built in this configuration; score %s (break below "
+      "%d%%)\n",
+      gen.valid() + gen.compile_error + gen.runtime_error + gen.pending + gen.ignored, gen.killed,
+      gen.timeout, gen.survived, gen.no_coverage, gen.compile_error, gen.runtime_error,
+      gen.pending, gen.ignored, ScoreText(gen), thresholds.break_at);
   return out.str();
 }
 

@@ -16,7 +16,7 @@ namespace mutation {
 
 struct Score {
   int killed = 0, survived = 0, timeout = 0, no_coverage = 0, compile_error = 0,
-      runtime_error = 0, pending = 0;
+      runtime_error = 0, pending = 0, ignored = 0;
   int detected() const { return killed + timeout; }
   int valid() const { return killed + timeout + survived + no_coverage; }
   // Detected / valid in percent (Stryker's mutation score); 100 when nothing is valid.

@@ -63,6 +63,9 @@ int main() {
   return bad == 0 ? 0 : 1;
 }
 CC
+cat >"$repo/lib/posix_only.cc" <<'CC'
+int PosixOnly(int x) { return x > 1 ? 2 : 3; }
+CC
 sha_before=$(cd "$repo" && find . -type f | sort | xargs sha256sum)
 
 "$check" --repo="$repo" --cache-dir="$cache" --bazel="$fake" --roots=lib --generated-only \
@@ -95,6 +98,10 @@ jq -e '.files[].mutants[] | select(.id == "lib/lib.cc:3:ConstantPlusOne:0") | .s
 # A deleted assignment-free call does not apply here; f.mode = 5 -> 6 is seen by nobody (Mode()
 # only checked for != 0): a survivor the report lists.
 expect "lib/lib.cc:14:ConstantPlusOne:0" Survived
+# A file the configuration does not build is not judged (not a NoCoverage, not in the score).
+expect "lib/posix_only.cc:1:RelationalOperator:0" Ignored
+jq -e '.files["lib/posix_only.cc"].mutants[0].statusReason | test("not built in this configuration")' \
+  "$report" >/dev/null || fail "the ignored file's reason"
 # The checkout is byte-identical.
 sha_after=$(cd "$repo" && find . -type f | sort | xargs sha256sum)
 [ "$sha_before" = "$sha_after" ] || fail "the checkout changed"
