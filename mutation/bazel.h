@@ -97,6 +97,8 @@ class Bazel {
   absl::Status Shutdown();
 
   const BazelConfig& config() const { return config_; }
+  // Adds a flag to every later build, test, info and query command (after the caller's own).
+  void AddCommandArg(std::string arg) { config_.command_args.push_back(std::move(arg)); }
 
  private:
   absl::StatusOr<CommandResult> Run(const std::string& command,

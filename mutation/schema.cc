@@ -129,64 +129,88 @@ bool IsSpacedOp(const std::string& code, std::size_t i, std::size_t len) {
   return i > 0 && code[i - 1] == ' ' && i + len < code.size() && code[i + len] == ' ';
 }
 
-// Whether a binary operator of the comparison or logical families starts at i (spaced, as the
-// generator only mutates spaced operators); its length in *len.
-bool ComparisonAt(const std::string& code, std::size_t i, std::size_t* len) {
-  for (const char* op : {"<=", ">=", "==", "!=", "<", ">"}) {
+// The precedence level of the binary operator at k (spaced, as the generator only mutates spaced
+// operators; larger binds looser, as in the C++ grammar), its length in *len; 0 when none is there.
+int LevelAt(const std::string& code, std::size_t k, std::size_t* len) {
+  static const std::pair<const char*, int> kOps[] = {
+      {"<=>", 8}, {"&&", 14}, {"||", 15}, {"<=", 9}, {">=", 9}, {"==", 10}, {"!=", 10},
+      {"<", 9},   {">", 9},   {"&", 11},  {"^", 12}, {"|", 13}};
+  for (const auto& [op, level] : kOps) {
     std::size_t l = std::strlen(op);
-    if (code.compare(i, l, op) == 0 && IsSpacedOp(code, i, l)) {
+    if (code.compare(k, l, op) == 0 && IsSpacedOp(code, k, l)) {
       *len = l;
-      return true;
+      return level;
     }
   }
-  return false;
+  return 0;
 }
 
-bool LogicalAt(const std::string& code, std::size_t i) {
-  return (code.compare(i, 2, "&&") == 0 || code.compare(i, 2, "||") == 0) &&
-         IsSpacedOp(code, i, 2);
-}
-
-// A character that ends an operand of a comparison or logical operator when met at depth 0:
-// everything of lower precedence (assignment, ?:, comma, bitwise and/or/xor, logical) and the
-// statement end. `::` is scope, not a conditional's colon.
-bool EndsOperand(const std::string& code, std::size_t k) {
+// Whether the character at k ends any operand of a comparison or logical operator: the statement
+// end, a comma, ?: (`::` is scope), and assignment (not the `=` of a comparison).
+bool EndsEveryOperand(const std::string& code, std::size_t k) {
   char c = code[k];
   if (c == ';' || c == ',' || c == '?') return true;
   if (c == ':') {
-    bool scope = (k > 0 && code[k - 1] == ':') || (k + 1 < code.size() && code[k + 1] == ':');
-    return !scope;
+    return !((k > 0 && code[k - 1] == ':') || (k + 1 < code.size() && code[k + 1] == ':'));
   }
   if (c == '=') {
     char before = k > 0 ? code[k - 1] : ' ';
     char after = k + 1 < code.size() ? code[k + 1] : ' ';
-    return std::strchr("=!<>", before) == nullptr && after != '=';  // assignment, not a comparison
-  }
-  if (c == '|' || c == '^') return true;
-  if (c == '&') {
-    // A binary & or && ends the operand; a unary & (address-of) right after an operator does not
-    // occur at an operand's edge that we scan across, and is treated the same (conservative).
-    return true;
+    return std::strchr("=!<>", before) == nullptr && after != '=';
   }
   return false;
 }
 
-// The span of the full expression `L op R` around the binary operator at [p, p + len), within one
-// line, or false when it cannot be told without a parser (it continues on another line, it chains
-// with another operator of the same family, an operand is empty).
-bool OperandSpan(const std::string& code, std::size_t p, std::size_t len, std::size_t* begin,
-                 std::size_t* end) {
+// The span of the full expression `L op R` around the binary operator at [p, p + len) of
+// precedence `level`, within one line, or false when it cannot be told without a parser (it
+// continues on another line, or chains with an operator of the same level). An operator that
+// binds tighter belongs to an operand; one that binds looser ends it. `raw` is the line as
+// written (code has literals blanked), used to trim the span.
+bool OperandSpan(const std::string& code, const std::string& raw, std::size_t p, std::size_t len,
+                 std::size_t* begin, std::size_t* end) {
+  std::size_t dummy = 0;
+  const int level = LevelAt(code, p, &dummy);
+  if (level == 0) return false;
   auto keyword_before = [&](std::size_t k) {  // an identifier ending at k is return/throw/case
     std::size_t j = k + 1;
     while (j > 0 && IsIdentChar(code[j - 1])) --j;
     std::string word = code.substr(j, k + 1 - j);
     return word == "return" || word == "throw" || word == "case" || word == "co_return";
   };
-  // Left.
+  // The binary operators of the line, left to right, so `&&` is one operator and not two `&`.
+  std::vector<int> op_level(code.size(), 0);
+  std::vector<std::size_t> op_start(code.size(), std::string::npos);
+  for (std::size_t k = 0; k < code.size();) {
+    std::size_t l = 0;
+    int q = LevelAt(code, k, &l);
+    if (q == 0) {
+      ++k;
+      continue;
+    }
+    for (std::size_t j = k; j < k + l; ++j) {
+      op_level[j] = q;
+      op_start[j] = k;
+    }
+    k += l;
+  }
+  // Left: walk back over tokens at depth 0.
   int depth = 0;
   std::size_t b = std::string::npos;
   for (std::size_t k = p; k-- > 0;) {
     char c = code[k];
+    if (op_level[k] != 0) {
+      int q = op_level[k];
+      std::size_t start = op_start[k];
+      if (depth == 0) {
+        if (q == level) return false;
+        if (q > level) {
+          b = k + 1;
+          break;
+        }
+      }
+      k = start;  // skip the operator
+      continue;
+    }
     if (c == ')' || c == ']' || c == '}') {
       ++depth;
       continue;
@@ -200,12 +224,7 @@ bool OperandSpan(const std::string& code, std::size_t p, std::size_t len, std::s
       continue;
     }
     if (depth != 0) continue;
-    std::size_t l = 0;
-    if (ComparisonAt(code, k, &l) || (k > 0 && ComparisonAt(code, k - 1, &l) && l == 2) ||
-        LogicalAt(code, k) || (k > 0 && LogicalAt(code, k - 1))) {
-      return false;  // chained with another comparison or logical operator: needs a parser
-    }
-    if (EndsOperand(code, k)) {
+    if (EndsEveryOperand(code, k)) {
       b = k + 1;
       break;
     }
@@ -233,16 +252,21 @@ bool OperandSpan(const std::string& code, std::size_t p, std::size_t len, std::s
       continue;
     }
     if (depth != 0) continue;
-    std::size_t l = 0;
-    if (ComparisonAt(code, k, &l) || LogicalAt(code, k)) return false;
-    if (EndsOperand(code, k)) {
+    if (EndsEveryOperand(code, k)) {
       e = k;
       break;
     }
+    if (int q = op_level[k]; q != 0 && op_start[k] == k) {
+      if (q == level) return false;
+      if (q > level) {
+        e = k;
+        break;
+      }
+    }
   }
   if (e == std::string::npos) return false;  // reached the line end: may continue below
-  while (b < p && code[b] == ' ') ++b;
-  while (e > p + len && code[e - 1] == ' ') --e;
+  while (b < p && raw[b] == ' ') ++b;
+  while (e > p + len && raw[e - 1] == ' ') --e;
   if (b >= p || e <= p + len) return false;
   *begin = b;
   *end = e;
@@ -254,10 +278,12 @@ bool OperandSpan(const std::string& code, std::size_t p, std::size_t len, std::s
 // here is used), which the blame step could not map back.
 bool NeedsConstants(const std::string& code) {
   for (const char* word : {"constexpr", "static_assert", "enum", "case ", "alignas", "template",
-                           "consteval", "constinit", "const "}) {
+                           "consteval", "constinit", "static const "}) {
     if (absl::StrContains(code, word)) return true;
   }
-  return false;
+  // A `const` at namespace scope (no indentation) is usable in constant expressions; a local
+  // `const` rarely is, and when it is the compiler's note names its line for the next round.
+  return absl::StartsWith(code, "const ");
 }
 
 // Applies mutant m to `span` (which starts at file offset span_offset). NegateCondition's original
@@ -273,7 +299,7 @@ std::string Variant(const Mutant& m, const std::string& span, std::size_t span_o
 
 Schema BuildSchema(const std::string& path, const std::string& text,
                    const std::vector<Mutant>& mutants, const std::vector<int>& ids,
-                   const std::set<int>& excluded_lines) {
+                   const std::set<int>& excluded_lines, int first_probe_id) {
   Schema schema;
   std::vector<bool> mask = CodeMask(text);
   std::vector<LineView> lines;
@@ -328,7 +354,7 @@ Schema BuildSchema(const std::string& path, const std::string& text,
     }
     if (!found && (m.mutator == kRelational || m.mutator == kLogical)) {
       std::size_t b = 0, e = 0;
-      if (OperandSpan(line.code, col, m.original.size(), &b, &e)) {
+      if (OperandSpan(line.code, line.raw, col, m.original.size(), &b, &e)) {
         site = {b, e, SiteKind::kExpression, {}};
         found = true;
       }
@@ -378,14 +404,82 @@ Schema BuildSchema(const std::string& path, const std::string& text,
     }
     list = std::move(merged);
   }
-  // Emit, line by line; sites on a line are replaced right to left so earlier columns hold.
+  // Function probes: a switch id at the top of every function body outside other functions, so
+  // the coverage run also says which tests enter the function around a mutant that could not be
+  // switched (a sound over-approximation of who reaches its line).
+  std::map<int, std::vector<std::pair<std::size_t, int>>> probe_cols;  // line -> (column, id)
+  {
+    enum class Brace { kScope, kFunction, kBlock };
+    std::vector<std::pair<Brace, std::size_t>> stack;  // kind, index into schema.probes
+    std::string previous;  // the last non-blank code line before the current one
+    int next_probe = first_probe_id;
+    for (std::size_t n = 0; n < lines.size(); ++n) {
+      const std::string& code = lines[n].code;
+      for (std::size_t k = 0; k < code.size(); ++k) {
+        if (code[k] == '}') {
+          if (!stack.empty()) {
+            if (stack.back().first == Brace::kFunction) {
+              schema.probes[stack.back().second].last_line = static_cast<int>(n + 1);
+            }
+            stack.pop_back();
+          }
+          continue;
+        }
+        if (code[k] != '{') continue;
+        bool in_function = std::any_of(stack.begin(), stack.end(), [](const auto& b) {
+          return b.first != Brace::kScope;
+        });
+        std::string head(absl::StripAsciiWhitespace(code.substr(0, k)));
+        std::string context = head.empty() ? previous : head;
+        std::string before = absl::StrCat(previous, " ", head);
+        Brace kind = Brace::kScope;
+        if (in_function) {
+          kind = Brace::kBlock;
+        } else if (!absl::StartsWith(context, "namespace") && !absl::StartsWith(context, "class ") &&
+                   !absl::StartsWith(context, "struct ") && !absl::StartsWith(context, "union ") &&
+                   !absl::StartsWith(context, "enum") && !absl::StartsWith(context, "extern") &&
+                   (absl::EndsWith(context, ")") || absl::EndsWith(context, " const") ||
+                    absl::EndsWith(context, " override") || absl::EndsWith(context, " final") ||
+                    absl::EndsWith(context, " noexcept") || absl::EndsWith(context, " mutable")) &&
+                   !absl::StrContains(before, "constexpr") &&
+                   !absl::StrContains(before, "consteval")) {
+          kind = Brace::kFunction;
+        }
+        std::size_t probe = 0;
+        if (kind == Brace::kFunction && first_probe_id > 0 &&
+            excluded_lines.count(static_cast<int>(n + 1)) == 0) {
+          probe = schema.probes.size();
+          schema.probes.push_back({next_probe, static_cast<int>(n + 1), static_cast<int>(n + 1)});
+          probe_cols[static_cast<int>(n + 1)].push_back({k + 1, next_probe++});
+        } else if (kind == Brace::kFunction) {
+          kind = Brace::kBlock;  // a function whose probe did not compile: no probe, still a body
+        }
+        stack.push_back({kind, probe});
+      }
+      if (code.find_first_not_of(' ') != std::string::npos) {
+        previous = std::string(absl::StripAsciiWhitespace(code));
+      }
+    }
+  }
+  // Emit, line by line; edits on a line are applied right to left so earlier columns hold.
   std::string body;
   body.reserve(text.size() * 2);
   for (std::size_t n = 0; n < lines.size(); ++n) {
     std::string out = lines[n].raw;
     auto it = sites.find(static_cast<int>(n + 1));
+    auto probes_here = probe_cols.find(static_cast<int>(n + 1));
+    // Probes are insertions; a probe right of a site is applied first, so both keep their columns.
+    std::vector<std::pair<std::size_t, int>> cols;  // ascending columns
+    if (probes_here != probe_cols.end()) cols = probes_here->second;
+    auto insert_probes_from = [&](std::size_t from) {
+      while (!cols.empty() && cols.back().first >= from) {
+        out.insert(cols.back().first, absl::StrCat(" mutation_schema::On(", cols.back().second, ");"));
+        cols.pop_back();
+      }
+    };
     if (it != sites.end()) {
       for (auto s = it->second.rbegin(); s != it->second.rend(); ++s) {
+        insert_probes_from(s->end);
         std::string span = out.substr(s->begin, s->end - s->begin);
         std::size_t span_offset = lines[n].offset + s->begin;
         std::string replaced;
@@ -411,6 +505,7 @@ Schema BuildSchema(const std::string& path, const std::string& text,
         schema.embedded.insert(schema.embedded.end(), s->mutants.begin(), s->mutants.end());
       }
     }
+    insert_probes_from(0);
     body += out;
     if (n + 1 < lines.size()) body += '\n';
   }

@@ -30,19 +30,29 @@ namespace mutation {
 inline constexpr char kActiveEnv[] = "MUTATION_ACTIVE";      // the one switch that is on
 inline constexpr char kCoverageEnv[] = "MUTATION_COVERAGE";  // a file, one byte per switch id
 
+// A switch id at the top of a function body (never switched on, only recorded in coverage): the
+// tests that enter the function, the only ones that can reach any line of it.
+struct FunctionProbe {
+  int id = 0;
+  int first_line = 0;  // the line of the body's `{`
+  int last_line = 0;   // the line of its `}`
+};
+
 struct Schema {
   std::string text;                  // the file to compile in place of the original
   std::vector<std::size_t> embedded;  // indices into the mutants: switched at run time
   // Indices of mutants that need a build of their own, each with why.
   std::vector<std::pair<std::size_t, std::string>> fallback;
+  std::vector<FunctionProbe> probes;  // ids first_probe_id, first_probe_id + 1, ...
 };
 
 // The schema of `text` (the content of `path`) for `mutants` (generated mutants of that file);
 // mutants[i] gets the switch ids[i] (>= 1, unique across every file of the run). Lines in
-// `excluded_lines` (1-based) are left as written and their mutants fall back.
+// `excluded_lines` (1-based) are left as written, their mutants fall back and they get no probe.
+// Function probes take ids from first_probe_id on (0: no probes).
 Schema BuildSchema(const std::string& path, const std::string& text,
                    const std::vector<Mutant>& mutants, const std::vector<int>& ids,
-                   const std::set<int>& excluded_lines);
+                   const std::set<int>& excluded_lines, int first_probe_id = 0);
 
 // The lines of `path` a compiler's output blames: every `path:LINE:` in errors, notes and
 // "required from here" lines. Only lines cited in a diagnostic block that contains an error or a

@@ -103,6 +103,32 @@ TEST(BuildSchemaTest, AComparisonOutsideConditionsIsBoundedByItsOperands) {
                                      ") ? (a + 1 <= n * 2) : ")));
 }
 
+TEST(BuildSchemaTest, OperandsFollowPrecedence) {
+  // A looser operator (&&, ?:) ends an operand; a tighter one (+, <<) belongs to it; a character
+  // literal is an operand even though the lexer blanks its content.
+  Built b = Build(
+      "void F(char last, int line, bool n) {\n"
+      "  int total = last == '\\n' ? line - 1 : line;\n"
+      "  bool neg = !n && line << 2 < 0;\n"
+      "  Use(total, neg);\n"
+      "}\n");
+  std::string body = Body(b.schema);
+  EXPECT_THAT(body, HasSubstr(absl::StrCat("int total = (mutation_schema::On(",
+                                           Id(b, kRelational, "!="), ") ? (last != '\\n') : ")));
+  // The comparison's site nests in the && site (!n && line << 2 < 0), whose variants include it.
+  EXPECT_THAT(body, HasSubstr(absl::StrCat("mutation_schema::On(", Id(b, kRelational, "<="),
+                                           ") ? (!n && line << 2 <= 0) : ")));
+  EXPECT_THAT(body, HasSubstr(absl::StrCat("bool neg = (mutation_schema::On(",
+                                           Id(b, kLogical, "||"), ") ? (!n || line << 2 < 0) : ")));
+}
+
+TEST(BuildSchemaTest, ChainedComparisonsOfOneLevelFallBack) {
+  Built b = Build("void F(int a, int b, int c) {\n  bool x = a < b < c;\n  Use(x);\n}\n");
+  int fell = 0;
+  for (const auto& [i, why] : b.schema.fallback) fell += b.mutants[i].mutator == kRelational;
+  EXPECT_EQ(fell, 2);
+}
+
 TEST(BuildSchemaTest, ADeletedCallIsAStatementSwitch) {
   Built b = Build("void F() {\n  int x = 0;\n  Flush(x);\n}\n");
   int del = Id(b, kDeleteCall, "");
@@ -150,6 +176,40 @@ TEST(BuildSchemaTest, NothingSwitchableLeavesTheBodyUnchanged) {
   EXPECT_THAT(b.schema.embedded, IsEmpty());
 }
 
+TEST(BuildSchemaTest, FunctionBodiesGetAProbeAtTheirTop) {
+  std::string text =
+      "namespace n {\n"
+      "int F(int x = 5) {\n"
+      "  return x;\n"
+      "}\n"
+      "struct S {\n"
+      "  int G() const { if (a > 1) { return 2; } return 3; }\n"
+      "  int a;\n"
+      "};\n"
+      "constexpr int H() {\n"
+      "  return 4;\n"
+      "}\n"
+      "}  // namespace n\n";
+  absl::StatusOr<std::vector<Mutant>> gen = GenerateMutants("a/f.cc", text);
+  ASSERT_TRUE(gen.ok());
+  std::vector<int> ids;
+  for (std::size_t i = 0; i < gen->size(); ++i) ids.push_back(static_cast<int>(i) + 1);
+  Schema s = BuildSchema("a/f.cc", text, *gen, ids, {}, 100);
+  ASSERT_EQ(s.probes.size(), 2u) << s.text;
+  EXPECT_EQ(s.probes[0].id, 100);
+  EXPECT_EQ(s.probes[0].first_line, 2);
+  EXPECT_EQ(s.probes[0].last_line, 4);
+  EXPECT_EQ(s.probes[1].id, 101);
+  EXPECT_EQ(s.probes[1].first_line, 6);
+  EXPECT_EQ(s.probes[1].last_line, 6);
+  EXPECT_THAT(Body(s), HasSubstr(") { mutation_schema::On(100);\n  return x;"));
+  EXPECT_THAT(Body(s), HasSubstr("int G() const { mutation_schema::On(101); if ("));
+  // A constexpr function cannot call the switch: no probe.
+  EXPECT_THAT(Body(s), HasSubstr("constexpr int H() {\n"));
+  // Without a first id there are no probes.
+  EXPECT_THAT(BuildSchema("a/f.cc", text, *gen, ids, {}).probes, IsEmpty());
+}
+
 TEST(BlamedLinesTest, ErrorsNotesAndInstantiationsOfTheFileAreBlamed) {
   std::string out =
       "a/f.cc: In function 'int F(int)':\n"
@@ -178,7 +238,7 @@ TEST(ReplaceSchemaLineTest, ReplacesAnOriginalLineByItsNumber) {
   Built b = Build("int F() {\n  return 0;\n}\n");
   std::string out;
   ASSERT_TRUE(ReplaceSchemaLine(b.schema.text, 2, "  return 7;", &out));
-  EXPECT_THAT(Body({out, {}, {}}), HasSubstr("int F() {\n  return 7;\n}\n"));
+  EXPECT_THAT(Body({out, {}, {}, {}}), HasSubstr("int F() {\n  return 7;\n}\n"));
   EXPECT_FALSE(ReplaceSchemaLine(b.schema.text, 99, "x", &out));
 }
 

@@ -166,8 +166,23 @@ class Engine {
     }
     std::map<std::string, std::set<int>> excluded;
     std::vector<std::string> targets(targets_.begin(), targets_.end());
+    // Warnings stay warnings in the mutated files: -Werror would turn a switch's harmless
+    // side effects (a "noreturn function does return" when a deleted _exit() is one branch, a
+    // comparison always true for an unsigned) into errors no single line explains. The same
+    // flag applies to every later build of this phase, fallbacks included.
+    std::string regexes;
+    for (const auto& [file, indices] : files_) {
+      std::string re;
+      for (char ch : file) {
+        if (std::strchr(".+*?()[]{}^$|\\", ch) != nullptr) re += '\\';
+        re += ch;
+      }
+      absl::StrAppend(&regexes, regexes.empty() ? "" : ",", re, "$");
+    }
+    c_.bazel->AddCommandArg(absl::StrCat("--per_file_copt=", regexes, "@-Wno-error"));
     for (int round = 1;; ++round) {
       int switched = 0;
+      int next_probe = max_id_;
       for (const auto& [file, indices] : files_) {
         std::vector<Mutant> ms;
         std::vector<int> ids;
@@ -175,7 +190,9 @@ class Engine {
           ms.push_back(*mutants_[i]);
           ids.push_back(ids_[i]);
         }
-        Schema s = BuildSchema(file, c_.sources->at(file), ms, ids, excluded[file]);
+        Schema s = BuildSchema(file, c_.sources->at(file), ms, ids, excluded[file], next_probe);
+        next_probe += static_cast<int>(s.probes.size());
+        probes_[file] = s.probes;
         schema_text_[file] = s.embedded.empty() ? c_.sources->at(file) : s.text;
         for (std::size_t k : s.embedded) switched_.insert(indices[k]);
         for (const auto& [k, why] : s.fallback) {
@@ -187,6 +204,7 @@ class Engine {
           return Fail(w.message());
         }
       }
+      map_size_ = next_probe;
       Say(absl::StrFormat("schemata round %d: %d of %zu mutants switched at run time in %zu "
                           "files; building %zu test targets",
                           round, switched, mutants_.size(), files_.size(), targets.size()));
@@ -195,7 +213,7 @@ class Engine {
       if (!b.ok()) return Fail(b.status().message());
       if (b->outcome == Outcome::kInterrupted) return Interrupted();
       if (b->outcome == Outcome::kPassed) return 0;
-      if (b->outcome != Outcome::kBuildFailed || round >= 6) {
+      if (b->outcome != Outcome::kBuildFailed || round >= 8) {
         return Fail(absl::StrCat("the schema build failed (exit ", b->exit_code, "); see ",
                                  b->log_path));
       }
@@ -289,7 +307,7 @@ class Engine {
       Unit& unit = units_[u];
       std::string map = absl::StrCat(c_.work_dir, "/cov/", u, ".map");
       int fd = open(map.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      bool sized = fd >= 0 && ftruncate(fd, max_id_ + 1) == 0;
+      bool sized = fd >= 0 && ftruncate(fd, map_size_ + 1) == 0;
       if (fd >= 0) close(fd);
       std::string log = absl::StrCat(c_.work_dir, "/logs/coverage-", u, ".log");
       std::vector<std::string> args;
@@ -386,8 +404,42 @@ class Engine {
     return stop_->load() != 0 ? Interrupted() : 0;
   }
 
+  // The probe id of the innermost function around `line` of `file`, 0 when none.
+  int EnclosingProbe(const std::string& file, int line) const {
+    auto it = probes_.find(file);
+    if (it == probes_.end()) return 0;
+    const FunctionProbe* best = nullptr;
+    for (const FunctionProbe& p : it->second) {
+      if (p.first_line <= line && line <= p.last_line &&
+          (best == nullptr || p.first_line > best->first_line)) {
+        best = &p;
+      }
+    }
+    return best == nullptr ? 0 : best->id;
+  }
+
   void RunOneFallback(Mutant* m) {
     const std::string& original = c_.sources->at(m->file);
+    const int probe = EnclosingProbe(m->file, m->line);
+    if (probe != 0 && std::none_of(units_.begin(), units_.end(), [&](const Unit& u) {
+          return static_cast<std::size_t>(probe) < u.hits.size() && u.hits[probe] != 0;
+        })) {
+      m->status = MutantStatus::kNoCoverage;
+      m->status_reason = "no test enters the function around this line (schemata coverage run)";
+      return;
+    }
+    // Build only the targets that will run.
+    std::vector<std::string> needed;
+    for (const Unit& u : units_) {
+      const std::string& label = tests_[u.target].label;
+      bool covers = probe == 0 ? std::find(m->covered_by.begin(), m->covered_by.end(), label) !=
+                                     m->covered_by.end()
+                               : static_cast<std::size_t>(probe) < u.hits.size() &&
+                                     u.hits[probe] != 0;
+      if (covers && std::find(needed.begin(), needed.end(), label) == needed.end()) {
+        needed.push_back(label);
+      }
+    }
     std::string mutated;
     if (!ApplyMutant(*m, original, &mutated)) {
       m->status = MutantStatus::kRuntimeError;
@@ -399,7 +451,12 @@ class Engine {
       m->status_reason = std::string(s.message());
       return;
     }
-    absl::StatusOr<CommandResult> b = c_.bazel->Build(m->covered_by, c_.build_timeout, stop_, m->id);
+    if (needed.empty()) {
+      m->status = MutantStatus::kNoCoverage;
+      m->status_reason = "no test of the schemata coverage run can reach this line";
+      return;
+    }
+    absl::StatusOr<CommandResult> b = c_.bazel->Build(needed, c_.build_timeout, stop_, m->id);
     if (!b.ok()) {
       m->status = MutantStatus::kRuntimeError;
       m->status_reason = std::string(b.status().message());
@@ -421,15 +478,18 @@ class Engine {
       m->status_reason = absl::StrCat("bazel build exited ", b->exit_code, "; see ", b->log_path);
       return;
     }
-    // No switch shows which cases reach the line: every unit of the covering targets runs.
+    // No switch shows which cases reach the line; the probe of the enclosing function shows
+    // which enter it (a superset). Outside any function: every unit of the covering targets.
     std::map<std::size_t, std::pair<double, std::vector<std::string>>> by_target;
     for (const Unit& u : units_) {
-      if (std::find(m->covered_by.begin(), m->covered_by.end(), tests_[u.target].label) ==
-          m->covered_by.end()) {
-        continue;
-      }
+      bool covers = probe == 0 ? std::find(m->covered_by.begin(), m->covered_by.end(),
+                                           tests_[u.target].label) != m->covered_by.end()
+                               : static_cast<std::size_t>(probe) < u.hits.size() &&
+                                     u.hits[probe] != 0;
+      if (!covers) continue;
       auto& entry = by_target[u.target];
       entry.first += u.seconds;
+      if (probe != 0 && !u.test_case.empty()) entry.second.push_back(u.test_case);
     }
     std::vector<std::pair<double, std::size_t>> runs;
     for (const auto& [ti, entry] : by_target) runs.push_back({entry.first, ti});
@@ -557,6 +617,8 @@ class Engine {
   std::set<std::size_t> switched_;
   std::map<std::size_t, std::string> fallback_reason_;
   std::map<std::string, std::string> schema_text_;
+  std::map<std::string, std::vector<FunctionProbe>> probes_;
+  int map_size_ = 0;  // switch and probe ids are below this
   std::string workspace_;
   std::vector<TestTarget> tests_;
   std::map<std::string, std::size_t> target_index_;

@@ -43,7 +43,8 @@ int Clamp(int x) {
   return x;
 }
 int Unused(int y) {
-  return y * 2;
+  constexpr int kTwo = 2;
+  return y * kTwo;
 }
 unsigned Mode() {
   Flags f{};
@@ -87,17 +88,19 @@ expect "lib/lib.cc:6:NegateCondition:0" Killed
 expect "lib/lib.cc:6:ConstantPlusOne:0" Killed
 # Switched and survived: x >= 10 gives the same answers for 11 and 3 (an equivalent mutant).
 expect "lib/lib.cc:6:RelationalOperator:0" Survived
-# No test calls Unused: the coverage run says so without running anything.
+# No test calls Unused. Its constexpr literal cannot be switched (it must stay a constant), so
+# it falls back; the probe at the top of Unused shows no test enters it: NoCoverage, no build.
 expect "lib/lib.cc:10:ConstantPlusOne:0" NoCoverage
+jq -e '.files[].mutants[] | select(.id == "lib/lib.cc:10:ConstantPlusOne:0") | .statusReason | test("enters the function")' \
+  "$report" >/dev/null || fail "the uncalled function's fallback was not judged by its probe"
 # A bit-field width must be a constant: the switched line does not compile, the next round
 # leaves it out, and the mutant gets a build of its own (a 4-bit field still holds 5: survives).
 grep -q "schemata round 2" "$tmp/err" || fail "no second round after the bit-field error"
 expect "lib/lib.cc:3:ConstantPlusOne:0" Survived
 jq -e '.files[].mutants[] | select(.id == "lib/lib.cc:3:ConstantPlusOne:0") | .statusReason | test("built on its own")' \
   "$report" >/dev/null || fail "the bit-field mutant was not built on its own"
-# A deleted assignment-free call does not apply here; f.mode = 5 -> 6 is seen by nobody (Mode()
-# only checked for != 0): a survivor the report lists.
-expect "lib/lib.cc:14:ConstantPlusOne:0" Survived
+# f.mode = 5 -> 6 is seen by nobody (Mode() is only checked for != 0): a survivor.
+expect "lib/lib.cc:15:ConstantPlusOne:0" Survived
 # A file the configuration does not build is not judged (not a NoCoverage, not in the score).
 expect "lib/posix_only.cc:1:RelationalOperator:0" Ignored
 jq -e '.files["lib/posix_only.cc"].mutants[0].statusReason | test("not built in this configuration")' \
