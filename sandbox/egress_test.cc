@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sandbox/errors.h"
@@ -156,6 +157,29 @@ TEST_F(EgressTest, AmbiguousUrlsAreInvalid) {
   ExpectInvalid(policy, "http://" + std::string(64, 'a') + ".com/", "malformed host name");
 }
 
+// RFC 1035: a name is at most 253 bytes as text (255 on the wire), a label at most 63. Both sides of
+// both edges; a trailing dot is not counted.
+TEST_F(EgressTest, HostNameLengthEdges) {
+  const std::string label63(63, 'a');
+  const std::string name253 = label63 + "." + label63 + "." + label63 + "." + std::string(61, 'b');
+  const std::string name254 = label63 + "." + label63 + "." + label63 + "." + std::string(62, 'b');
+  ASSERT_EQ(name253.size(), 253u);
+  ASSERT_EQ(name254.size(), 254u);
+  for (const std::string& name : {name253, label63 + ".com"}) {
+    dns_.table[name] = {"93.184.216.34"};
+    EXPECT_TRUE(EgressPolicy::Create({name}).ok()) << name.size();
+    EXPECT_TRUE(EgressPolicy::Create({name + "."}).ok()) << name.size();
+    auto d = Policy({name}).Check("https://" + name + "./");
+    ASSERT_TRUE(d.ok()) << name.size() << ": " << d.status();
+    EXPECT_EQ(d->host, name);
+  }
+  for (const std::string& name : {name254, std::string(64, 'a') + ".com"}) {
+    EXPECT_EQ(CodeOf(EgressPolicy::Create({name}).status()), ErrorCode::kEINVAL) << name.size();
+    ExpectInvalid(Policy({name253}), "https://" + name + "/", "malformed host name");
+  }
+  EXPECT_EQ(dns_.lookups->size(), 2u) << "only the two valid names were looked up";
+}
+
 // Every spelling of a blocked IPv4 address, each refused with the range it falls in.
 TEST_F(EgressTest, IpLiteralsInEverySpellingAreNormalisedAndRefused) {
   // Allowlisted on purpose: a blocked address stays blocked even when allowed.
@@ -220,6 +244,165 @@ TEST_F(EgressTest, IpLiteralsInEverySpellingAreNormalisedAndRefused) {
     ExpectDenied(policy, "http://" + host + ":8080/x", reason);
   }
   EXPECT_TRUE(dns_.lookups->empty()) << "IP literals are never resolved";
+}
+
+// Every blocked range at its first and last address, and the address just outside each edge. The
+// expected reason names the range as written in the table ("(10.0.0.0/8)"), so a prefix length off by
+// one fails either at an edge or in the text. "" means the address may be reached. Neighbouring
+// ranges meet at some edges (fe80::/10 then fec0::/10): there the outside address has the other
+// range's reason.
+struct RangeCase {
+  const char* address;
+  const char* reason;  // Expected "<address as shown> is <reason>", or "" for allowed.
+};
+
+constexpr RangeCase kRangeEdges[] = {
+    // 0.0.0.0/8
+    {"0.0.0.0", "0.0.0.0 is unspecified (\"this network\") (0.0.0.0/8)"},
+    {"0.255.255.255", "0.255.255.255 is unspecified (\"this network\") (0.0.0.0/8)"},
+    {"1.0.0.0", ""},
+    // 10.0.0.0/8
+    {"9.255.255.255", ""},
+    {"10.0.0.0", "10.0.0.0 is private (10.0.0.0/8)"},
+    {"10.255.255.255", "10.255.255.255 is private (10.0.0.0/8)"},
+    {"11.0.0.0", ""},
+    // 100.64.0.0/10
+    {"100.63.255.255", ""},
+    {"100.64.0.0", "100.64.0.0 is CGNAT shared address space (100.64.0.0/10)"},
+    {"100.127.255.255", "100.127.255.255 is CGNAT shared address space (100.64.0.0/10)"},
+    {"100.128.0.0", ""},
+    // 127.0.0.0/8
+    {"126.255.255.255", ""},
+    {"127.0.0.0", "127.0.0.0 is loopback (127.0.0.0/8)"},
+    {"127.255.255.255", "127.255.255.255 is loopback (127.0.0.0/8)"},
+    {"128.0.0.0", ""},
+    // 169.254.0.0/16
+    {"169.253.255.255", ""},
+    {"169.254.0.0", "169.254.0.0 is link-local"},
+    {"169.254.255.255", "169.254.255.255 is link-local (cloud metadata lives at 169.254.169.254) "
+                        "(169.254.0.0/16)"},
+    {"169.255.0.0", ""},
+    // 172.16.0.0/12
+    {"172.15.255.255", ""},
+    {"172.16.0.0", "172.16.0.0 is private (172.16.0.0/12)"},
+    {"172.31.255.255", "172.31.255.255 is private (172.16.0.0/12)"},
+    {"172.32.0.0", ""},
+    // 192.0.0.0/24
+    {"191.255.255.255", ""},
+    {"192.0.0.0", "192.0.0.0 is IETF protocol assignments (192.0.0.0/24)"},
+    {"192.0.0.255", "192.0.0.255 is IETF protocol assignments (192.0.0.0/24)"},
+    {"192.0.1.0", ""},
+    // 192.0.2.0/24
+    {"192.0.1.255", ""},
+    {"192.0.2.0", "192.0.2.0 is documentation (192.0.2.0/24)"},
+    {"192.0.2.255", "192.0.2.255 is documentation (192.0.2.0/24)"},
+    {"192.0.3.0", ""},
+    // 192.168.0.0/16
+    {"192.167.255.255", ""},
+    {"192.168.0.0", "192.168.0.0 is private (192.168.0.0/16)"},
+    {"192.168.255.255", "192.168.255.255 is private (192.168.0.0/16)"},
+    {"192.169.0.0", ""},
+    // 198.18.0.0/15
+    {"198.17.255.255", ""},
+    {"198.18.0.0", "198.18.0.0 is benchmarking (198.18.0.0/15)"},
+    {"198.19.255.255", "198.19.255.255 is benchmarking (198.18.0.0/15)"},
+    {"198.20.0.0", ""},
+    // 198.51.100.0/24
+    {"198.51.99.255", ""},
+    {"198.51.100.0", "198.51.100.0 is documentation (198.51.100.0/24)"},
+    {"198.51.100.255", "198.51.100.255 is documentation (198.51.100.0/24)"},
+    {"198.51.101.0", ""},
+    // 203.0.113.0/24
+    {"203.0.112.255", ""},
+    {"203.0.113.0", "203.0.113.0 is documentation (203.0.113.0/24)"},
+    {"203.0.113.255", "203.0.113.255 is documentation (203.0.113.0/24)"},
+    {"203.0.114.0", ""},
+    // 224.0.0.0/4, then 240.0.0.0/4 up to the end, with 255.255.255.255/32 inside it.
+    {"223.255.255.255", ""},
+    {"224.0.0.0", "224.0.0.0 is multicast (224.0.0.0/4)"},
+    {"239.255.255.255", "239.255.255.255 is multicast (224.0.0.0/4)"},
+    {"240.0.0.0", "240.0.0.0 is reserved (240.0.0.0/4)"},
+    {"255.255.255.254", "255.255.255.254 is reserved (240.0.0.0/4)"},
+    {"255.255.255.255", "255.255.255.255 is broadcast (255.255.255.255/32)"},
+    // ::/128, ::1/128 and ::/96 (IPv4-compatible)
+    {"::", ":: is unspecified (::/128)"},
+    {"::1", "::1 is loopback (::1/128)"},
+    {"::2", "::2 is IPv4-compatible (deprecated) (::/96)"},
+    {"::ffff:ffff", "::255.255.255.255 is IPv4-compatible (deprecated) (::/96)"},
+    {"::1:0:0", ""},
+    // ::ffff:0:0/96 (IPv4-mapped) is the IPv4 address itself; one bit either side is not mapped.
+    {"::ffff:192.168.0.1", "192.168.0.1 is private (192.168.0.0/16)"},
+    {"::ffff:10.0.0.1", "10.0.0.1 is private (10.0.0.0/8)"},
+    {"::fffe:a00:1", ""},
+    {"::1:ffff:a00:1", ""},
+    // 64:ff9b::/96 (NAT64): judged by the IPv4 address in its last 32 bits.
+    {"64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", ""},
+    {"64:ff9b::", "64:ff9b:: is NAT64 0.0.0.0, which is unspecified"},
+    {"64:ff9b::ffff:ffff", "is NAT64 255.255.255.255, which is broadcast (255.255.255.255/32)"},
+    {"64:ff9b::808:808", ""},
+    {"64:ff9b::1:a00:1", ""},
+    // 64:ff9b:1::/48 (local-use NAT64)
+    {"64:ff9b:0:ffff:ffff:ffff:ffff:ffff", ""},
+    {"64:ff9b:1::", "64:ff9b:1:: is local-use NAT64 (64:ff9b:1::/48)"},
+    {"64:ff9b:1:ffff:ffff:ffff:ffff:ffff",
+     "64:ff9b:1:ffff:ffff:ffff:ffff:ffff is local-use NAT64 (64:ff9b:1::/48)"},
+    {"64:ff9b:2::", ""},
+    // 100::/64 (discard-only)
+    {"ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ""},
+    {"100::", "100:: is discard-only (100::/64)"},
+    {"100::ffff:ffff:ffff:ffff", "100::ffff:ffff:ffff:ffff is discard-only (100::/64)"},
+    {"100:0:0:1::", ""},
+    // 2001::/32 (Teredo)
+    {"2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ""},
+    {"2001::", "2001:: is Teredo tunnel (2001::/32)"},
+    {"2001:0:ffff:ffff:ffff:ffff:ffff:ffff", "2001:0:ffff:ffff:ffff:ffff:ffff:ffff is Teredo tunnel"},
+    {"2001:1::", ""},
+    // 2001:db8::/32 (documentation)
+    {"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", ""},
+    {"2001:db8::", "2001:db8:: is documentation (2001:db8::/32)"},
+    {"2001:db8:ffff:ffff:ffff:ffff:ffff:ffff",
+     "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff is documentation (2001:db8::/32)"},
+    {"2001:db9::", ""},
+    // 2002::/16 (6to4): judged by the IPv4 address in bits 16..47.
+    {"2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ""},
+    {"2002::", "2002:: is 6to4 0.0.0.0, which is unspecified"},
+    {"2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "is 6to4 255.255.255.255, which is broadcast"},
+    {"2002:808:808::", ""},
+    {"2003:a00:1::", ""},
+    // fc00::/7 (ULA)
+    {"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ""},
+    {"fc00::", "fc00:: is unique local (ULA) (fc00::/7)"},
+    {"fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff is unique local"},
+    {"fe00::", ""},
+    // fe80::/10, fec0::/10, ff00::/8: adjacent up to the end of the address space.
+    {"fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ""},
+    {"fe80::", "fe80:: is link-local (fe80::/10)"},
+    {"febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff is link-local (fe80::/10)"},
+    {"fec0::", "fec0:: is site-local (deprecated) (fec0::/10)"},
+    {"feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff is site-local (deprecated) (fec0::/10)"},
+    {"ff00::", "ff00:: is multicast (ff00::/8)"},
+    {"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff is multicast (ff00::/8)"},
+};
+
+// Through the resolver (the DNS-rebinding path) and as a URL literal: both must agree.
+TEST_F(EgressTest, EveryBlockedRangeAtItsEdges) {
+  for (const RangeCase& c : kRangeEdges) {
+    const std::string address = c.address;
+    dns_.table["edge.example"] = {address};
+    const std::string literal = absl::StrContains(address, ':') ? "[" + address + "]" : address;
+    const EgressPolicy policy = Policy({"edge.example", literal});
+    auto resolved = policy.Check("http://edge.example/");
+    auto direct = policy.Check("http://" + literal + "/");
+    if (std::string(c.reason).empty()) {
+      EXPECT_TRUE(resolved.ok()) << address << ": " << resolved.status();
+      EXPECT_TRUE(direct.ok()) << address << ": " << direct.status();
+      continue;
+    }
+    ExpectDenied(policy, "http://edge.example/", "resolves to a blocked address: ");
+    ExpectDenied(policy, "http://edge.example/", c.reason);
+    ExpectDenied(policy, "http://" + literal + "/", "address blocked: ");
+    ExpectDenied(policy, "http://" + literal + "/", c.reason);
+  }
 }
 
 TEST_F(EgressTest, MalformedNumericHostsAreInvalidNotNames) {

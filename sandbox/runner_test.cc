@@ -356,6 +356,73 @@ TEST(RunnerTest, IgnoredSigpipeInTheParentIsNotInherited) {
   EXPECT_EQ(result->err.data, "");
 }
 
+// Exec keeps SIG_IGN and the signal mask, so whatever the host ignores or blocks would reach the
+// program. The reset covers the whole range: SIGHUP (1, the loop's first signal), SIGPIPE, and the
+// last real-time signal (NSIG - 1, the loop's last).
+TEST(RunnerTest, HostIgnoredOrBlockedSignalsReachTheChildAtDefault) {
+  if (access("/proc/self/status", R_OK) != 0) {
+    GTEST_SKIP() << "no /proc/self/status (macOS): a child's SigIgn/SigBlk cannot be read";
+  }
+  const std::vector<int> signals = {SIGHUP, SIGPIPE, SIGRTMAX};
+  ASSERT_EQ(SIGRTMAX, NSIG - 1) << "the test assumes SIGRTMAX is the last signal";
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  std::vector<struct sigaction> saved(signals.size());
+  for (size_t i = 0; i < signals.size(); ++i) {
+    ASSERT_EQ(sigaction(signals[i], &ignore, &saved[i]), 0) << signals[i];
+  }
+  sigset_t block, saved_mask;
+  sigemptyset(&block);
+  sigaddset(&block, SIGHUP);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &block, &saved_mask), 0);
+  // grep is exec'd directly (no shell in between), so it reports exactly what exec handed over.
+  absl::StatusOr<RunResult> result =
+      sandbox::Run(Request({"/bin/grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status"}));
+  pthread_sigmask(SIG_SETMASK, &saved_mask, nullptr);
+  for (size_t i = 0; i < signals.size(); ++i) sigaction(signals[i], &saved[i], nullptr);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->exit_code, 0) << result->err.data;
+  const std::vector<std::string> lines = absl::StrSplit(result->out.data, '\n', absl::SkipEmpty());
+  ASSERT_THAT(lines, ElementsAre(StartsWith("SigBlk:\t"), StartsWith("SigIgn:\t")));
+  EXPECT_EQ(lines[0], "SigBlk:\t0000000000000000") << "the host's mask reached the child";
+  uint64_t ignored = 0;
+  ASSERT_TRUE(absl::SimpleHexAtoi(lines[1].substr(lines[1].find('\t') + 1), &ignored)) << lines[1];
+  // Bit n-1 is signal n. Signals libc reserves for itself (glibc: 32 and 33) cannot be reset
+  // through sigaction, and Bazel's test runner hands them over ignored: they are not checked.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sigaction(sig, nullptr, nullptr) == -1) continue;  // Reserved by libc.
+    EXPECT_EQ((ignored >> (sig - 1)) & 1, 0u) << "signal " << sig << " is ignored in the child";
+  }
+}
+
+// kill_grace is a duration the caller may set to zero (SIGKILL at once, no SIGTERM); only a negative
+// one is refused. Both edges: zero runs, one nanosecond below is EINVAL.
+TEST(RunnerTest, ZeroKillGraceIsAcceptedAndNegativeIsRefused) {
+  RunRequest zero = Request({"/bin/true"});
+  zero.kill_grace = absl::ZeroDuration();
+  absl::StatusOr<RunResult> ran = sandbox::Run(zero);
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(ran->exit_code, 0);
+  RunRequest negative = Request({"/bin/true"});
+  negative.kill_grace = -absl::Nanoseconds(1);
+  absl::StatusOr<RunResult> refused = sandbox::Run(negative);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(CodeOf(refused.status()), ErrorCode::kEINVAL) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("kill_grace"));
+}
+
+// With no grace the timeout sends SIGKILL and nothing before it: a child that would die of SIGTERM
+// dies of SIGKILL. (A SIGTERM first would end it with SIGTERM: the kernel keeps the first fatal signal.)
+TEST(RunnerTest, ZeroKillGraceKillsWithoutSigtermFirst) {
+  RunRequest request = Request({"/bin/sleep", "1000"});
+  request.wall_timeout = absl::Milliseconds(200);
+  request.kill_grace = absl::ZeroDuration();
+  absl::StatusOr<RunResult> result = sandbox::Run(request);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->timed_out);
+  EXPECT_EQ(result->term_signal, SIGKILL);
+}
+
 TEST(RunnerTest, BadRequestsAreRejectedBeforeFork) {
   RunRequest request = Request({"/bin/true"});
   struct Case {

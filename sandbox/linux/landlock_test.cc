@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -72,6 +73,35 @@ TEST_F(LandlockTest, ShellWriteOutsideWorkspaceIsRefusedInsideAllowed) {
   unlink(outside.c_str());
   EXPECT_TRUE(out.Exited(0)) << out.ToString() << " (3: workspace not writable, 4: outside write worked)";
   EXPECT_FALSE(leaked) << outside << " was created";
+}
+
+// Creating a file is one right (MAKE_REG), writing an existing one another (WRITE_FILE) and, from
+// ABI 3, truncate(2) a third: each must be handled, or an existing file outside stays writable.
+TEST_F(LandlockTest, ExistingFileOutsideCannotBeWrittenOrTruncatedInsideCan) {
+  const std::string outside = absl::StrCat(MakeWorkspace(), "/existing");
+  const std::string inside = workspace_ + "/existing";
+  for (const std::string& path : {outside, inside}) {
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << path;
+    ASSERT_EQ(write(fd, "data", 4), 4);
+    close(fd);
+  }
+  const int abi = abi_;
+  ChildOutcome out = RunConfined([&] {
+    int fd = open(inside.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return 10;  // The workspace must stay writable.
+    close(fd);
+    if (truncate(inside.c_str(), 1) != 0) return 11;
+    if (int rc = ExpectErrno(open(outside.c_str(), O_WRONLY | O_CLOEXEC), EACCES); rc != 0) return rc;
+    if (abi >= 3) return ExpectErrno(truncate(outside.c_str(), 0), EACCES);
+    return 0;
+  });
+  struct stat st;
+  ASSERT_EQ(stat(outside.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 4) << "the file outside the workspace was truncated";
+  ASSERT_TRUE(out.exit_code.has_value()) << out.ToString();
+  EXPECT_EQ(*out.exit_code, 0) << DescribeExpectErrno(*out.exit_code)
+                               << " (10: workspace file not writable, 11: not truncatable)";
 }
 
 TEST_F(LandlockTest, TcpConnectToLoopbackListenerIsRefused) {
