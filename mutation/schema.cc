@@ -315,6 +315,86 @@ Schema BuildSchema(const std::string& path, const std::string& text,
     if (end == text.size()) break;
     start = end + 1;
   }
+  // Function probes: a switch id at the top of every function body outside other functions, so
+  // the coverage run also says which tests enter the function around a mutant that could not be
+  // switched (a sound over-approximation of who reaches its line).
+  std::map<int, std::vector<std::pair<std::size_t, int>>> probe_cols;  // line -> (column, id)
+  std::set<int> constexpr_lines;  // lines of constexpr function bodies
+  {
+    enum class Brace { kScope, kFunction, kConstexprFunction, kBlock };
+    std::vector<std::pair<Brace, std::size_t>> stack;  // kind, index into schema.probes
+    std::string previous;  // the last non-blank code line before the current one
+    std::string decl;
+    int next_probe = first_probe_id;
+    for (std::size_t n = 0; n < lines.size(); ++n) {
+      const std::string& code = lines[n].code;
+      for (std::size_t k = 0; k < code.size(); ++k) {
+        bool at_scope = std::all_of(stack.begin(), stack.end(), [](const auto& b) {
+          return b.first == Brace::kScope;
+        });
+        // The declaration being read at namespace or class scope, since the last ; { or }.
+        if (at_scope && code[k] != '{' && code[k] != '}') {
+          if (code[k] == ';') {
+            decl.clear();
+          } else {
+            decl += code[k];
+          }
+        }
+        if (code[k] == '}') {
+          decl.clear();
+          if (!stack.empty()) {
+            if (stack.back().first == Brace::kFunction) {
+              schema.probes[stack.back().second].last_line = static_cast<int>(n + 1);
+            }
+            if (stack.back().first == Brace::kConstexprFunction) {
+              for (int l = static_cast<int>(stack.back().second); l <= static_cast<int>(n + 1); ++l) {
+                constexpr_lines.insert(l);
+              }
+            }
+            stack.pop_back();
+          }
+          continue;
+        }
+        if (code[k] != '{') continue;
+        bool in_function = std::any_of(stack.begin(), stack.end(), [](const auto& b) {
+          return b.first != Brace::kScope;
+        });
+        std::string head(absl::StripAsciiWhitespace(code.substr(0, k)));
+        std::string context = head.empty() ? previous : head;
+        Brace kind = Brace::kScope;
+        if (in_function) {
+          kind = Brace::kBlock;
+        } else if (!absl::StartsWith(context, "namespace") && !absl::StartsWith(context, "class ") &&
+                   !absl::StartsWith(context, "struct ") && !absl::StartsWith(context, "union ") &&
+                   !absl::StartsWith(context, "enum") && !absl::StartsWith(context, "extern") &&
+                   (absl::EndsWith(context, ")") || absl::EndsWith(context, " const") ||
+                    absl::EndsWith(context, " override") || absl::EndsWith(context, " final") ||
+                    absl::EndsWith(context, " noexcept") || absl::EndsWith(context, " mutable"))) {
+          // A constexpr function may run at compile time, where no switch can: no probe and no
+          // site in its body.
+          kind = absl::StrContains(decl, "constexpr") || absl::StrContains(decl, "consteval")
+                     ? Brace::kConstexprFunction
+                     : Brace::kFunction;
+        }
+        std::size_t probe = 0;
+        if (kind == Brace::kFunction && first_probe_id > 0 &&
+            excluded_lines.count(static_cast<int>(n + 1)) == 0) {
+          probe = schema.probes.size();
+          schema.probes.push_back({next_probe, static_cast<int>(n + 1), static_cast<int>(n + 1)});
+          probe_cols[static_cast<int>(n + 1)].push_back({k + 1, next_probe++});
+        } else if (kind == Brace::kFunction) {
+          kind = Brace::kBlock;  // a function whose probe did not compile: no probe, still a body
+        }
+        if (kind == Brace::kConstexprFunction) probe = n + 1;  // its first line
+        stack.push_back({kind, probe});
+        decl.clear();
+      }
+      if (code.find_first_not_of(' ') != std::string::npos) {
+        previous = std::string(absl::StripAsciiWhitespace(code));
+      }
+      decl += ' ';
+    }
+  }
   std::map<int, std::vector<Site>> sites;  // by 1-based line
   auto fallback = [&](std::size_t i, std::string why) { schema.fallback.push_back({i, why}); };
   for (std::size_t i = 0; i < mutants.size(); ++i) {
@@ -325,6 +405,10 @@ Schema BuildSchema(const std::string& path, const std::string& text,
     }
     if (excluded_lines.count(m.line) != 0) {
       fallback(i, "the switched line did not compile");
+      continue;
+    }
+    if (constexpr_lines.count(m.line) != 0) {
+      fallback(i, "inside a constexpr function");
       continue;
     }
     const LineView& line = lines[m.line - 1];
@@ -403,63 +487,6 @@ Schema BuildSchema(const std::string& path, const std::string& text,
       merged.push_back(std::move(s));
     }
     list = std::move(merged);
-  }
-  // Function probes: a switch id at the top of every function body outside other functions, so
-  // the coverage run also says which tests enter the function around a mutant that could not be
-  // switched (a sound over-approximation of who reaches its line).
-  std::map<int, std::vector<std::pair<std::size_t, int>>> probe_cols;  // line -> (column, id)
-  {
-    enum class Brace { kScope, kFunction, kBlock };
-    std::vector<std::pair<Brace, std::size_t>> stack;  // kind, index into schema.probes
-    std::string previous;  // the last non-blank code line before the current one
-    int next_probe = first_probe_id;
-    for (std::size_t n = 0; n < lines.size(); ++n) {
-      const std::string& code = lines[n].code;
-      for (std::size_t k = 0; k < code.size(); ++k) {
-        if (code[k] == '}') {
-          if (!stack.empty()) {
-            if (stack.back().first == Brace::kFunction) {
-              schema.probes[stack.back().second].last_line = static_cast<int>(n + 1);
-            }
-            stack.pop_back();
-          }
-          continue;
-        }
-        if (code[k] != '{') continue;
-        bool in_function = std::any_of(stack.begin(), stack.end(), [](const auto& b) {
-          return b.first != Brace::kScope;
-        });
-        std::string head(absl::StripAsciiWhitespace(code.substr(0, k)));
-        std::string context = head.empty() ? previous : head;
-        std::string before = absl::StrCat(previous, " ", head);
-        Brace kind = Brace::kScope;
-        if (in_function) {
-          kind = Brace::kBlock;
-        } else if (!absl::StartsWith(context, "namespace") && !absl::StartsWith(context, "class ") &&
-                   !absl::StartsWith(context, "struct ") && !absl::StartsWith(context, "union ") &&
-                   !absl::StartsWith(context, "enum") && !absl::StartsWith(context, "extern") &&
-                   (absl::EndsWith(context, ")") || absl::EndsWith(context, " const") ||
-                    absl::EndsWith(context, " override") || absl::EndsWith(context, " final") ||
-                    absl::EndsWith(context, " noexcept") || absl::EndsWith(context, " mutable")) &&
-                   !absl::StrContains(before, "constexpr") &&
-                   !absl::StrContains(before, "consteval")) {
-          kind = Brace::kFunction;
-        }
-        std::size_t probe = 0;
-        if (kind == Brace::kFunction && first_probe_id > 0 &&
-            excluded_lines.count(static_cast<int>(n + 1)) == 0) {
-          probe = schema.probes.size();
-          schema.probes.push_back({next_probe, static_cast<int>(n + 1), static_cast<int>(n + 1)});
-          probe_cols[static_cast<int>(n + 1)].push_back({k + 1, next_probe++});
-        } else if (kind == Brace::kFunction) {
-          kind = Brace::kBlock;  // a function whose probe did not compile: no probe, still a body
-        }
-        stack.push_back({kind, probe});
-      }
-      if (code.find_first_not_of(' ') != std::string::npos) {
-        previous = std::string(absl::StripAsciiWhitespace(code));
-      }
-    }
   }
   // Emit, line by line; edits on a line are applied right to left so earlier columns hold.
   std::string body;

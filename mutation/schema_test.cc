@@ -204,8 +204,16 @@ TEST(BuildSchemaTest, FunctionBodiesGetAProbeAtTheirTop) {
   EXPECT_EQ(s.probes[1].last_line, 6);
   EXPECT_THAT(Body(s), HasSubstr(") { mutation_schema::On(100);\n  return x;"));
   EXPECT_THAT(Body(s), HasSubstr("int G() const { mutation_schema::On(101); if ("));
-  // A constexpr function cannot call the switch: no probe.
-  EXPECT_THAT(Body(s), HasSubstr("constexpr int H() {\n"));
+  // A constexpr function cannot call the switch: no probe, and its mutants fall back.
+  EXPECT_THAT(Body(s), HasSubstr("constexpr int H() {\n  return 4;\n"));
+  int constexpr_fallbacks = 0;
+  for (const auto& [i, why] : s.fallback) {
+    if ((*gen)[i].line == 10) {
+      EXPECT_EQ(why, "inside a constexpr function");
+      ++constexpr_fallbacks;
+    }
+  }
+  EXPECT_EQ(constexpr_fallbacks, 2);  // 4 -> 5 and 4 -> 3
   // Without a first id there are no probes.
   EXPECT_THAT(BuildSchema("a/f.cc", text, *gen, ids, {}).probes, IsEmpty());
 }

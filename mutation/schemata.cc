@@ -221,6 +221,19 @@ class Engine {
       bool progress = false;
       for (const auto& [file, indices] : files_) {
         std::set<int> blamed = BlamedLines(b->output, file);
+        if (round >= 3) {
+          // Still failing: some errors surface one line per round (a constant evaluation stops
+          // at its first switch). Take the switches out of the whole function around each.
+          std::set<int> wide = blamed;
+          for (int line : blamed) {
+            for (const FunctionProbe& p : probes_[file]) {
+              if (p.first_line <= line && line <= p.last_line) {
+                for (int l = p.first_line; l <= p.last_line; ++l) wide.insert(l);
+              }
+            }
+          }
+          blamed = std::move(wide);
+        }
         for (std::size_t i : indices) {
           if (switched_.count(i) != 0 && blamed.count(mutants_[i]->line) != 0 &&
               excluded[file].insert(mutants_[i]->line).second) {
