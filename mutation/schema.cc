@@ -375,6 +375,10 @@ Schema BuildSchema(const std::string& path, const std::string& text,
           kind = absl::StrContains(decl, "constexpr") || absl::StrContains(decl, "consteval")
                      ? Brace::kConstexprFunction
                      : Brace::kFunction;
+        } else if (absl::StrContains(decl, "constexpr") || absl::StrContains(decl, "constinit")) {
+          // The initializer of a constexpr variable (a table over many lines) is a constant
+          // expression too: the same treatment as a constexpr function body.
+          kind = Brace::kConstexprFunction;
         }
         std::size_t probe = 0;
         if (kind == Brace::kFunction && first_probe_id > 0 &&
@@ -408,7 +412,7 @@ Schema BuildSchema(const std::string& path, const std::string& text,
       continue;
     }
     if (constexpr_lines.count(m.line) != 0) {
-      fallback(i, "inside a constexpr function");
+      fallback(i, "inside a constexpr function or initializer");
       continue;
     }
     const LineView& line = lines[m.line - 1];

@@ -148,6 +148,17 @@ TEST(BuildSchemaTest, ConstantsWhereTheLanguageNeedsOneFallBack) {
   EXPECT_THAT(Body(b.schema), HasSubstr("return (mutation_schema::On("));
 }
 
+TEST(BuildSchemaTest, ATableInAConstexprInitializerFallsBack) {
+  Built b = Build("constexpr Range kRanges[] = {\n    {\"10.0.0.0\", 8},\n    {\"::1\", 128},\n};\n"
+                  "int F(int x) {\n  return x + 1;\n}\n");
+  for (const auto& [i, why] : b.schema.fallback) {
+    EXPECT_LE(b.mutants[i].line, 3);
+    EXPECT_EQ(why, "inside a constexpr function or initializer");
+  }
+  EXPECT_EQ(b.schema.fallback.size(), 4u);  // 8 and 128, each +1 and -1
+  EXPECT_THAT(Body(b.schema), HasSubstr("    {\"10.0.0.0\", 8},\n"));
+}
+
 TEST(BuildSchemaTest, AnExpressionThatContinuesOnAnotherLineFallsBack) {
   Built b = Build("bool F(int a, int b) {\n  bool ok = Check(a,\n      a < b);\n  return ok;\n}\n");
   bool found = false;
@@ -209,7 +220,7 @@ TEST(BuildSchemaTest, FunctionBodiesGetAProbeAtTheirTop) {
   int constexpr_fallbacks = 0;
   for (const auto& [i, why] : s.fallback) {
     if ((*gen)[i].line == 10) {
-      EXPECT_EQ(why, "inside a constexpr function");
+      EXPECT_EQ(why, "inside a constexpr function or initializer");
       ++constexpr_fallbacks;
     }
   }

@@ -241,10 +241,14 @@ class Engine {
           }
         }
       }
-      if (!progress) {
-        // Errors we cannot pin on a line: take every switch out of the files the errors name.
+      if (!progress || round >= 5) {
+        // Errors we cannot pin on a line, or that keep coming: take every switch out of the files
+        // the errors name, so the rounds end.
         for (const auto& [file, indices] : files_) {
-          if (!absl::StrContains(b->output, absl::StrCat(file, ":"))) continue;
+          if (!absl::StrContains(b->output, absl::StrCat(file, ":")) ||
+              !absl::StrContains(b->output, absl::StrCat("Compiling ", file, " failed"))) {
+            continue;
+          }
           for (std::size_t i : indices) {
             if (excluded[file].insert(mutants_[i]->line).second) progress = true;
           }
