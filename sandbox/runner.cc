@@ -94,6 +94,7 @@ struct ChildContext {
   std::vector<std::string> env_strings;
   std::vector<char*> argv;  // Null-terminated, pointing into the request and env_strings.
   std::vector<char*> envp;
+  std::vector<LaunchRequest::Rlimit> launch_rlimits;  // The same limits, for a ChildLauncher.
 };
 
 // What a failed child step writes to the error pipe. 8 bytes: one atomic pipe write.
@@ -331,6 +332,7 @@ void BuildPlan(const RunRequest& request, const std::map<std::string, std::strin
     if (!soft.has_value()) continue;
     const rlim_t cur = static_cast<rlim_t>(*soft);
     context.rlimits[i] = RlimitStep{spec.resource, {cur, cur + spec.hard_extra}};
+    context.launch_rlimits.push_back({spec.resource, cur, cur + spec.hard_extra});
     plan.Add(ChildPhase::kLimits, absl::StrCat("setrlimit(", spec.name, ")"), SetRlimit,
              &context.rlimits[i]);
     result.limits_in_force.push_back(FormatRlimit(spec, context.rlimits[i].value));
@@ -380,6 +382,10 @@ absl::StatusOr<std::optional<ChildReport>> ReadChildReport(int fd) {
 }
 
 absl::Status ChildStepError(const ChildPlan& plan, const ChildReport& report) {
+  if (plan.launcher() != nullptr) {
+    return MakeError(ErrnoToCode(report.err), absl::StrCat(plan.launcher()->StepName(report.step),
+                                                          " failed: ", std::strerror(report.err)));
+  }
   if (report.step < 0 || static_cast<size_t>(report.step) >= plan.steps().size()) {
     return MakeError(ErrorCode::kEINTERNAL, "the child reported an unknown setup step");
   }
@@ -472,8 +478,9 @@ int PollTimeoutMs(absl::Duration remaining) {
 class Supervisor {
  public:
   Supervisor(const RunRequest& request, pid_t pid, absl::Time start, Pipes& pipes,
-             RunResult& result)
+             RunResult& result, ChildLauncher* launcher)
       : request_(request),
+        launcher_(launcher),
         pid_(pid),
         start_(start),
         deadline_(start + request.wall_timeout),
@@ -583,6 +590,7 @@ class Supervisor {
     std::memset(&usage, 0, sizeof(usage));
     if (WaitReap(pid_, &status, &usage) == -1) return ErrnoError(errno, "wait4");
     exited_ = true;
+    if (launcher_ != nullptr) status = launcher_->CommandStatus(status);
     const absl::Time now = absl::Now();
     drain_deadline_ = now + kDrainAfterExit;
     exit_fd_.reset();
@@ -678,6 +686,7 @@ class Supervisor {
   }
 
   const RunRequest& request_;
+  ChildLauncher* const launcher_;
   const pid_t pid_;
   const absl::Time start_;
   const absl::Time deadline_;
@@ -742,11 +751,21 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
 
   const absl::Time start = absl::Now();
   pid_t pid;
-  {
+  if (ChildLauncher* launcher = plan.launcher(); launcher != nullptr) {
+    LaunchRequest launch{context.exec_path.c_str(),
+                         context.argv.data(),
+                         context.envp.data(),
+                         context.cwd.c_str(),
+                         context.launch_rlimits,
+                         {pipes.stdin_child.get(), pipes.stdout_child.get(), pipes.stderr_child.get()},
+                         pipes.error_write.get()};
+    pid = launcher->Launch(launch);
+    if (pid == -1) return ErrnoError(errno, "launch(prepared child)");
+  } else {
     ScopedBlockAllSignals blocked;
     pid = platform::StartChild(plan.steps(), pipes.error_write.get(), plan.require_fork());
+    if (pid == -1) return ErrnoError(errno, plan.require_fork() ? "fork()" : "vfork()");
   }
-  if (pid == -1) return ErrnoError(errno, plan.require_fork() ? "fork()" : "vfork()");
 
   // The child's ends belong to the child now; keeping the error pipe's write end would hide EOF.
   // (The Supervisor decides about the output pipes' write ends.)
@@ -764,7 +783,7 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
 
   result.pid = pid;
   result.pgid = pid;  // setsid made the child the leader of a new session and process group.
-  Supervisor supervisor(request, pid, start, pipes, result);
+  Supervisor supervisor(request, pid, start, pipes, result, plan.launcher());
   absl::Status supervised = supervisor.Supervise();
   if (!supervised.ok()) {
     supervisor.Abort();

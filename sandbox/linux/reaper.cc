@@ -68,6 +68,12 @@ int KillChildren() {
   return found;
 }
 
+}  // namespace
+
+int KillAdoptedChildren() { return KillChildren(); }
+
+namespace {
+
 [[noreturn]] void WaitKillAndMirror(pid_t command) {
   // Hold nothing: the runner's pipes must reach EOF when the command and its children close them.
   syscall(__NR_close_range, 0u, ~0u, 0u);

@@ -28,6 +28,10 @@ namespace sandbox::linux_layers {
 // "fork(subreaper waiter)": in the forked child, after the fds are closed. Returns 0 in the command.
 LayerStep SubreaperStep();
 
+// SIGKILLs every current child of the calling thread through a pidfd (the subreaper's sweep; the
+// isolation pool's seed uses it too). Returns how many it found, or -1. Async-signal-safe.
+int KillAdoptedChildren();
+
 // OK when PR_SET_CHILD_SUBREAPER, pidfds and /proc/<pid>/task/<tid>/children all work here;
 // EUNSUPPORTED naming the missing one otherwise.
 absl::Status ProbeReaper();
