@@ -167,9 +167,10 @@ struct PreparedRun {
   const linux_layers::BpfProgram* seccomp = nullptr;
   std::vector<std::pair<ChildPhase, LayerStep>> steps;
   std::vector<std::string> layers;
-  // For an isolation seed (zygote.h): the kConfine steps after the process tree (caps, no_new_privs,
-  // Landlock, seccomp), and which process tree the run has.
+  // For an isolation seed (zygote.h): the kConfine steps after the process tree but seccomp's (caps,
+  // no_new_privs, Landlock), seccomp's, and which process tree the run has.
   std::vector<LayerStep> confine;
+  std::vector<LayerStep> filter;
   linux_layers::SeedTree tree = linux_layers::SeedTree::kDirect;
 };
 
@@ -273,7 +274,8 @@ absl::Status Prepare(const RunRequest& request, const IsolationOptions& iso, std
   }
   if (apply.count(Layer::kSeccomp)) {
     SB_ASSIGN_OR_RETURN(run.seccomp, CachedFilter(iso.seccomp_profile, iso.allow_network));
-    AddConfine(run, linux_layers::InstallFilterStep(*run.seccomp));
+    run.steps.push_back({ChildPhase::kConfine, linux_layers::InstallFilterStep(*run.seccomp)});
+    run.filter.push_back(linux_layers::InstallFilterStep(*run.seccomp));
     run.layers.push_back(absl::StrCat("seccomp(", run.seccomp->profile_name, ")"));
   }
   return absl::OkStatus();
@@ -411,7 +413,11 @@ std::unique_ptr<PreparedSeed> PrepareSeed(const IsolationOptions& iso, const std
   if (run.tree == linux_layers::SeedTree::kInit && run.ns->options.mount) {
     plan.prepare.push_back(linux_layers::MountProcStep());
   }
-  plan.confine = run.confine;
+  // The capability drop, no_new_privs and Landlock are inherited across fork: the seed applies them
+  // to itself before the run (it needs no privilege after its mounts), and the command installs
+  // only the seccomp filter, last, as the per-run path does.
+  for (const LayerStep& step : run.confine) plan.prepare.push_back(step);
+  plan.confine = run.filter;
   absl::StatusOr<std::unique_ptr<linux_layers::Seed>> seed = linux_layers::StartSeed(plan);
   if (!seed.ok()) {
     out->status = seed.status();
@@ -446,7 +452,8 @@ struct IsolationPool::Impl {
     absl::MutexLock lock(&mu);
     while (true) {
       mu.Await(absl::Condition(+[](Impl* self) {
-        return self->stop || !self->retired.empty() || (self->configured && self->ready == nullptr && !self->failed);
+        return self->stop || !self->retired.empty() ||
+               (self->configured && self->ready == nullptr && self->running == 0 && !self->failed);
       }, this));
       if (stop) return;
       if (!retired.empty()) {
@@ -473,6 +480,9 @@ struct IsolationPool::Impl {
   bool configured ABSL_GUARDED_BY(mu) = false;
   bool stop ABSL_GUARDED_BY(mu) = false;
   bool failed ABSL_GUARDED_BY(mu) = false;
+  // Runs in progress. The next seed is started when none is: preparing it (clone, mounts, a cgroup
+  // migration) while a run is in progress would compete with it for the CPU.
+  int running ABSL_GUARDED_BY(mu) = 0;
   std::string workspace;  // Set once, with apply and unavailable, before `configured`.
   std::set<Layer> apply;
   std::vector<std::string> unavailable;
@@ -525,10 +535,15 @@ absl::StatusOr<RunResult> IsolationPool::Run(const RunRequest& request) {
       p.mu.Await(absl::Condition(+[](Impl* self) { return self->ready != nullptr; }, &p));
       prepared = std::move(p.ready);
       p.failed = false;
+      ++p.running;
     }
   }
   if (prepared == nullptr) return RunIsolated(request, p.options);
-  if (!prepared->status.ok()) return prepared->status;
+  if (!prepared->status.ok()) {
+    absl::MutexLock lock(&p.mu);
+    --p.running;
+    return prepared->status;
+  }
 
   PreparedRun& run = *prepared->run;
   PlanExtension extend = [&](const RunRequest&, ChildPlan& plan) {
@@ -544,6 +559,7 @@ absl::StatusOr<RunResult> IsolationPool::Run(const RunRequest& request) {
   {
     absl::MutexLock lock(&p.mu);
     p.retired.push_back(std::move(prepared->run));  // The cgroup's rmdir, off the run's latency.
+    --p.running;
   }
   SB_RETURN_IF_ERROR(finished);
   if (result.ok()) result->layers_unavailable = std::move(prepared->unavailable);
