@@ -166,8 +166,8 @@ bool ReadFull(int fd, char* data, size_t size) {
 [[noreturn]] void RunCommand(const SeedArgs& a, int error_fd, const char* exec_path, const char* cwd, char** argv,
                              char** envp) {
   for (int sig : kWaiterIgnores) SetDisposition(sig, SIG_DFL);
-  const int keep[1] = {error_fd};
-  if (int err = CloseAllBut(keep, 1); err != 0) ReportTo(error_fd, false, kCloseFds, err);
+  const int keep[4] = {0, 1, 2, error_fd};  // error_fd > 2: moved there on receipt.
+  if (int err = CloseAllBut(keep, 4); err != 0) ReportTo(error_fd, false, kCloseFds, err);
   if (chdir(cwd) != 0) ReportTo(error_fd, false, kChdir, errno);
   for (size_t i = 0; i < a.confine_count; ++i) {
     if (int err = a.confine[i].fn(a.confine[i].arg); err != 0) {
@@ -253,7 +253,7 @@ bool ReadFull(int fd, char* data, size_t size) {
     _exit(127);  // Not the runner's request: nothing to report to.
   }
   std::memcpy(fds, CMSG_DATA(c), sizeof(fds));
-  const int error_fd = fds[3];
+  int error_fd = fds[3];
   if (!ReadFull(control, a.buffer, static_cast<size_t>(h.body_bytes))) ReportTo(error_fd, false, kReceive, EIO);
   // Split the body into its strings: exec path, cwd, argv, envp.
   const char* p = a.buffer;
@@ -277,6 +277,16 @@ bool ReadFull(int fd, char* data, size_t size) {
       (h.envc > 0 && envp[h.envc - 1] == nullptr)) {
     ReportTo(error_fd, false, kReceive, EINVAL);
   }
+  // The seed closed 0, 1 and 2, so the received fds may land there, close-on-exec; dup2 onto the
+  // same number would keep that flag. Move them above 2 first (the copies left below are replaced).
+  for (int& fd : fds) {
+    if (fd < 3) {
+      const int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+      if (moved < 0) ReportTo(error_fd, false, kDupStdio, errno);
+      fd = moved;
+    }
+  }
+  error_fd = fds[3];
   for (int i = 0; i < 3; ++i) {
     while (dup2(fds[i], i) < 0) {
       if (errno != EINTR) ReportTo(error_fd, false, kDupStdio, errno);
