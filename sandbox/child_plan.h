@@ -16,6 +16,13 @@
 // A step that fails returns its errno; the child writes {step index, errno} to a close-on-exec pipe
 // and _exits, and the parent turns that into "<name> failed: <strerror>" with the step's name.
 //
+// Stand-ins: a layer whose process stays behind as the runner's direct child while the command runs
+// (the subreaper waiter) puts the command in a process group of its own and writes
+// {kChildReportProcessGroup, pgid} to the same pipe before the command's exec. The runner then sends
+// the timeout's SIGTERM and SIGKILL to that group, not to the stand-in, which outlives the command,
+// sweeps what it adopted and exits the way the command did; the stand-in keeps the command a zombie
+// until then, so the group id cannot be recycled while the runner may still signal it.
+//
 // Thread-safety: a ChildPlan is built and sealed by one thread, then only read (by the child).
 #ifndef SANDBOX_CHILD_PLAN_H_
 #define SANDBOX_CHILD_PLAN_H_
@@ -31,6 +38,9 @@
 namespace sandbox {
 
 enum class ChildPhase { kStdio, kSession, kIsolate, kLimits, kFds, kConfine, kExec };
+
+// The step index of a stand-in's report naming the command's process group (see above).
+inline constexpr int32_t kChildReportProcessGroup = -1;
 
 // Runs in the child and must be async-signal-safe: no allocation, no locks, no stdio, nothing that may
 // take a lock inside libc. On Linux the child is started with vfork and shares the parent's memory, so
@@ -97,6 +107,11 @@ class ChildPlan {
   void RequireFork() { require_fork_ = true; }
   bool require_fork() const { return require_fork_; }
 
+  // The error pipe's write end in the child, for a stand-in's process-group report. Set by the runner
+  // before it calls the PlanExtension.
+  void SetErrorFd(int fd) { error_fd_ = fd; }
+  int error_fd() const { return error_fd_; }
+
   // Hands the start of the child to `launcher` (owned by the caller; valid until Run returns). The
   // plan's steps are then not run: the launcher does the equivalent setup itself.
   void SetLauncher(ChildLauncher* launcher) { launcher_ = launcher; }
@@ -122,6 +137,7 @@ class ChildPlan {
   std::vector<std::string> layers_;
   bool require_fork_ = false;
   ChildLauncher* launcher_ = nullptr;
+  int error_fd_ = -1;
 };
 
 }  // namespace sandbox

@@ -361,8 +361,9 @@ class ScopedBlockAllSignals {
   sigset_t saved_;
 };
 
-// Reads the child's report: EOF means exec succeeded (the pipe is close-on-exec).
-absl::StatusOr<std::optional<ChildReport>> ReadChildReport(int fd) {
+// Reads the child's report: EOF means exec succeeded (the pipe is close-on-exec). A stand-in's
+// process-group report (child_plan.h) comes first and sets `pgid`.
+absl::StatusOr<std::optional<ChildReport>> ReadChildReport(int fd, pid_t& pgid) {
   ChildReport report;
   size_t got = 0;
   while (got < sizeof(report)) {
@@ -373,6 +374,11 @@ absl::StatusOr<std::optional<ChildReport>> ReadChildReport(int fd) {
       return ErrnoError(errno, "read(error pipe)");
     }
     got += static_cast<size_t>(n);
+    if (got == sizeof(report) && report.step == kChildReportProcessGroup) {
+      if (report.err <= 0) return MakeError(ErrorCode::kEINTERNAL, "a bad process group from the child's stand-in");
+      pgid = static_cast<pid_t>(report.err);
+      got = 0;
+    }
   }
   if (got == 0) return std::optional<ChildReport>();
   if (got != sizeof(report)) {
@@ -477,11 +483,12 @@ int PollTimeoutMs(absl::Duration remaining) {
 // timeout on the group, notices the exit, kills what is left of the group, reaps.
 class Supervisor {
  public:
-  Supervisor(const RunRequest& request, pid_t pid, absl::Time start, Pipes& pipes,
+  Supervisor(const RunRequest& request, pid_t pid, pid_t pgid, absl::Time start, Pipes& pipes,
              RunResult& result, ChildLauncher* launcher)
       : request_(request),
         launcher_(launcher),
         pid_(pid),
+        pgid_(pgid),
         start_(start),
         deadline_(start + request.wall_timeout),
         stdin_(std::move(pipes.stdin_parent)),
@@ -524,7 +531,7 @@ class Supervisor {
     }
     stdout_.reset();
     stderr_.reset();
-    WaitForGroupExit();
+    if (!StandIn()) WaitForGroupExit();  // A stand-in swept its group before it exited.
     return absl::OkStatus();
   }
 
@@ -532,6 +539,7 @@ class Supervisor {
   void Abort() {
     if (exited_) return;
     KillGroup(SIGKILL);
+    if (StandIn()) kill(pid_, SIGKILL);  // Unreaped: the pid is still the stand-in's.
     int status;
     WaitReap(pid_, &status, nullptr);
   }
@@ -565,7 +573,10 @@ class Supervisor {
     return info.si_pid == pid_;
   }
 
-  void KillGroup(int sig) { kill(-pid_, sig); }  // ESRCH: the group is already empty.
+  void KillGroup(int sig) { kill(-pgid_, sig); }  // ESRCH: the group is already empty.
+
+  // The direct child stands in for the command, whose group is its own (child_plan.h).
+  bool StandIn() const { return pgid_ != pid_; }
 
   void EnforceDeadline(absl::Time now) {
     const bool cancelled = request_.cancel != nullptr && request_.cancel->load();
@@ -579,12 +590,19 @@ class Supervisor {
       kill_sent_ = true;
       KillGroup(SIGKILL);
     }
+    // A stand-in exits once the command's group is dead and its sweep is done; if it does not
+    // (it was stopped, or is stuck), it is killed too: the run ends either way.
+    if (kill_sent_ && StandIn() && !stand_in_killed_ && now >= kill_at_ + kGroupExitBound) {
+      stand_in_killed_ = true;
+      kill(pid_, SIGKILL);  // Unreaped: the pid is still the stand-in's.
+    }
   }
 
   // The direct child is a zombie: kill whatever is left of its group while the group id is still
-  // ours, then reap with rusage. Background children do not outlive the run.
+  // ours, then reap with rusage. Background children do not outlive the run. (A stand-in has swept
+  // the command's group, whose id may be free by now: it is not signalled again.)
   absl::Status OnExit() {
-    KillGroup(SIGKILL);
+    if (!StandIn()) KillGroup(SIGKILL);
     int status = 0;
     struct rusage usage;
     std::memset(&usage, 0, sizeof(usage));
@@ -609,6 +627,7 @@ class Supervisor {
   absl::Time NextWakeup(absl::Time now) {
     if (exited_) return drain_deadline_;
     absl::Time next = !term_sent_ ? deadline_ : (!kill_sent_ ? kill_at_ : absl::InfiniteFuture());
+    if (kill_sent_ && StandIn() && !stand_in_killed_) next = kill_at_ + kGroupExitBound;
     if (request_.cancel != nullptr && !term_sent_) next = std::min(next, now + kCancelCheck);
     if (!exit_fd_.valid()) {
       next = std::min(next, now + tick_);
@@ -680,7 +699,7 @@ class Supervisor {
   // the caller never sees a survivor. kill(-pgid, 0) fails with ESRCH once the group is empty.
   void WaitForGroupExit() {
     const absl::Time give_up = absl::Now() + kGroupExitBound;
-    while (kill(-pid_, 0) == 0 && absl::Now() < give_up) {
+    while (kill(-pgid_, 0) == 0 && absl::Now() < give_up) {
       poll(nullptr, 0, 1);
     }
   }
@@ -688,6 +707,7 @@ class Supervisor {
   const RunRequest& request_;
   ChildLauncher* const launcher_;
   const pid_t pid_;
+  const pid_t pgid_;  // pid_, or the command's own group under a stand-in.
   const absl::Time start_;
   const absl::Time deadline_;
   UniqueFd stdin_, stdout_, stderr_, exit_fd_;
@@ -699,6 +719,7 @@ class Supervisor {
   bool exited_ = false;
   bool term_sent_ = false;
   bool kill_sent_ = false;
+  bool stand_in_killed_ = false;
   absl::Time kill_at_;
   absl::Time drain_deadline_;
   absl::Duration tick_ = absl::Milliseconds(1);
@@ -735,6 +756,7 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
   ChildContext context;
   ChildPlan plan;
   BuildPlan(request, env, std::move(exec_path), pipes, context, plan, result);
+  plan.SetErrorFd(pipes.error_write.get());
   if (extend) SB_RETURN_IF_ERROR(extend(request, plan));
   for (const int fd : plan.keep_fds()) {
     if (fd < kStdioCount) {
@@ -772,7 +794,8 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
   pipes.stdin_child.reset();
   pipes.error_write.reset();
 
-  absl::StatusOr<std::optional<ChildReport>> report = ReadChildReport(pipes.error_read.get());
+  pid_t pgid = pid;  // setsid made the child the leader of a new session and process group.
+  absl::StatusOr<std::optional<ChildReport>> report = ReadChildReport(pipes.error_read.get(), pgid);
   if (!report.ok() || report->has_value()) {
     int status;
     kill(pid, SIGKILL);  // Only needed if the report was unreadable; the child _exits otherwise.
@@ -782,8 +805,8 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
   }
 
   result.pid = pid;
-  result.pgid = pid;  // setsid made the child the leader of a new session and process group.
-  Supervisor supervisor(request, pid, start, pipes, result, plan.launcher());
+  result.pgid = pgid;
+  Supervisor supervisor(request, pid, pgid, start, pipes, result, plan.launcher());
   absl::Status supervised = supervisor.Supervise();
   if (!supervised.ok()) {
     supervisor.Abort();

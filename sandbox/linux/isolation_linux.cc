@@ -171,6 +171,7 @@ struct PreparedRun {
   // no_new_privs, Landlock), seccomp's, and which process tree the run has.
   std::vector<LayerStep> confine;
   std::vector<LayerStep> filter;
+  int error_fd = -1;  // The runner's error pipe in the child (ChildPlan::error_fd), for the waiter.
   linux_layers::SeedTree tree = linux_layers::SeedTree::kDirect;
 };
 
@@ -244,7 +245,7 @@ absl::Status Prepare(const RunRequest& request, const IsolationOptions& iso, std
     run.tree = linux_layers::SeedTree::kInit;
     if (apply.count(Layer::kReaper)) run.layers.push_back("reaper(pidns_init)");
   } else if (apply.count(Layer::kReaper)) {
-    run.steps.push_back({ChildPhase::kConfine, linux_layers::SubreaperStep()});
+    run.steps.push_back({ChildPhase::kConfine, linux_layers::SubreaperStep(&run.error_fd)});
     run.tree = linux_layers::SeedTree::kSubreaper;
     run.layers.push_back("reaper(subreaper_waiter)");
   }
@@ -365,6 +366,7 @@ absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const Isolation
     // detached workspace mount): they need a forked child, not a vfork one that shares our memory
     // and blocks the runner until it execs.
     if (!run->steps.empty()) plan.RequireFork();
+    run->error_fd = plan.error_fd();
     for (const auto& [phase, step] : run->steps) plan.Add(phase, step.name, step.fn, step.arg);
     for (const std::string& layer : run->layers) plan.AddLayer(layer);
     return absl::OkStatus();

@@ -242,6 +242,29 @@ TEST_F(IsolationPoolTest, TheCommandsSignalAndTimeoutReachTheResult) {
   EXPECT_TRUE(timed->term_signal.has_value());
 }
 
+// Without a pid namespace the seed is a subreaper waiter: the timeout's SIGKILL goes to the
+// command's group, so the seed survives it and sweeps the setsid daemon it adopted.
+TEST_F(IsolationPoolTest, WithOnlyTheReaperADaemonIsGoneAfterATimeout) {
+  NEED(Layer::kReaper);
+  IsolationOptions o;
+  o.workspace = workspace_;
+  o.enabled = {Layer::kReaper};
+  IsolationPool pool(o);
+  const std::string token = absl::StrCat("1000.", getpid(), "98");
+  RunRequest r = Request({"/bin/sh", "-c",
+                          absl::StrCat("trap '' TERM; ", Helper(), " daemon ", token, "; while :; do sleep 0.05; done")});
+  r.wall_timeout = absl::Milliseconds(500);
+  r.kill_grace = absl::Milliseconds(200);
+  absl::StatusOr<RunResult> res = pool.Run(r);
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_TRUE(Has(res->layers_in_force, "reaper(subreaper_waiter)"));
+  EXPECT_TRUE(res->timed_out);
+  EXPECT_EQ(res->term_signal, SIGKILL);
+  std::vector<pid_t> left = FindProcesses(token);
+  EXPECT_TRUE(left.empty()) << "the daemon escaped the timeout";
+  for (pid_t pid : left) kill(pid, SIGKILL);
+}
+
 TEST_F(IsolationPoolTest, AFailedExecIsAnErrorNamingTheStep) {
   IsolationPool pool(All());
   const std::string bad = absl::StrCat(workspace_, "/not-a-program");

@@ -166,6 +166,7 @@ bool ReadFull(int fd, char* data, size_t size) {
 [[noreturn]] void RunCommand(const SeedArgs& a, int error_fd, const char* exec_path, const char* cwd, char** argv,
                              char** envp) {
   for (int sig : kWaiterIgnores) SetDisposition(sig, SIG_DFL);
+  if (a.tree == SeedTree::kSubreaper && setpgid(0, 0) != 0) ReportTo(error_fd, false, kForkCommand, errno);
   const int keep[4] = {0, 1, 2, error_fd};  // error_fd > 2: moved there on receipt.
   if (int err = CloseAllBut(keep, 4); err != 0) ReportTo(error_fd, false, kCloseFds, err);
   if (chdir(cwd) != 0) ReportTo(error_fd, false, kChdir, errno);
@@ -180,24 +181,25 @@ bool ReadFull(int fd, char* data, size_t size) {
 
 // Waits for the command, passes its status to the runner, and (kSubreaper) ends every adopted
 // descendant before exiting. As pid 1 (kInit) the seed's exit makes the kernel kill the rest.
-[[noreturn]] void StandIn(const SeedArgs& a, pid_t command) {
+[[noreturn]] void StandIn(const SeedArgs& a, pid_t command, int error_fd) {
+  // kSubreaper: the command made its own process group before exec (RunCommand); the runner signals
+  // that group, so the seed outlives a timeout's SIGKILL and sweeps what it adopted (reaper.h).
+  if (a.tree == SeedTree::kSubreaper) ReportProcessGroup(error_fd, command);
   const int keep[1] = {a.control_fd};
   CloseAllBut(keep, 1);  // The runner's pipes reach EOF when the command's side closes them.
   int command_status = 0;
-  while (true) {
-    int status;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid == command) {
-      command_status = status;
-      break;
-    }
-    if (pid < 0 && errno != EINTR) _exit(127);
-  }
   if (a.tree == SeedTree::kSubreaper) {
+    command_status = SweepKeepingCommand(command);
+    if (command_status < 0) _exit(127);
+  } else {
     while (true) {
-      KillAdoptedChildren();
       int status;
-      if (waitpid(-1, &status, 0) < 0 && errno == ECHILD) break;
+      const pid_t pid = waitpid(-1, &status, 0);
+      if (pid == command) {
+        command_status = status;
+        break;
+      }
+      if (pid < 0 && errno != EINTR) _exit(127);
     }
   }
   SendReport(a.control_fd, kCommandStatus, command_status);
@@ -303,7 +305,7 @@ bool ReadFull(int fd, char* data, size_t size) {
   const pid_t command = vfork();
   if (command < 0) ReportTo(error_fd, false, kForkCommand, errno);
   if (command == 0) RunCommand(a, error_fd, exec_path, cwd, argv, envp);
-  StandIn(a, command);
+  StandIn(a, command, error_fd);
 }
 
 // End of the seed's code.
