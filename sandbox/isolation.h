@@ -131,7 +131,8 @@ absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const Isolation
 // portable build always does.
 //
 // Thread-safety: Run may be called from several threads at once (runs beyond the prepared one wait
-// for the next seed). The destructor waits for the background thread and ends the unused seed.
+// for a seed, which is then prepared even while other runs are in progress). The destructor waits
+// for the background thread and ends the unused seed.
 class IsolationPool {
  public:
   explicit IsolationPool(IsolationOptions options);

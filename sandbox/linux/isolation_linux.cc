@@ -455,7 +455,8 @@ struct IsolationPool::Impl {
     while (true) {
       mu.Await(absl::Condition(+[](Impl* self) {
         return self->stop || !self->retired.empty() ||
-               (self->configured && self->ready == nullptr && self->running == 0 && !self->failed);
+               (self->configured && self->ready == nullptr && (self->running == 0 || self->waiting > 0) &&
+                !self->failed);
       }, this));
       if (stop) return;
       if (!retired.empty()) {
@@ -485,6 +486,7 @@ struct IsolationPool::Impl {
   // Runs in progress. The next seed is started when none is: preparing it (clone, mounts, a cgroup
   // migration) while a run is in progress would compete with it for the CPU.
   int running ABSL_GUARDED_BY(mu) = 0;
+  int waiting ABSL_GUARDED_BY(mu) = 0;  // Runs blocked for a seed: one is prepared at once for them.
   std::string workspace;  // Set once, with apply and unavailable, before `configured`.
   std::set<Layer> apply;
   std::vector<std::string> unavailable;
@@ -534,7 +536,9 @@ absl::StatusOr<RunResult> IsolationPool::Run(const RunRequest& request) {
     if (workspace != p.workspace || !linux_layers::FitsSeed(bytes, strings)) {
       // Another workspace, or too large for a seed: the per-run path (outside the lock).
     } else {
+      ++p.waiting;
       p.mu.Await(absl::Condition(+[](Impl* self) { return self->ready != nullptr; }, &p));
+      --p.waiting;
       prepared = std::move(p.ready);
       p.failed = false;
       ++p.running;

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -263,6 +265,27 @@ TEST_F(IsolationPoolTest, WithOnlyTheReaperADaemonIsGoneAfterATimeout) {
   std::vector<pid_t> left = FindProcesses(token);
   EXPECT_TRUE(left.empty()) << "the daemon escaped the timeout";
   for (pid_t pid : left) kill(pid, SIGKILL);
+}
+
+TEST_F(IsolationPoolTest, ConcurrentRunsEachGetTheirOwnSeed) {
+  IsolationPool pool(All());
+  // Four runs at once, each waiting for the others to start (a file per run in the shared
+  // workspace): they would deadlock if a run waited for another to end before getting a seed.
+  std::vector<std::thread> threads;
+  std::vector<absl::StatusOr<RunResult>> results(4, absl::UnknownError("not run"));
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      RunRequest r = Request({"/bin/sh", "-c",
+                              absl::StrCat("touch started.", i, "; n=0; while [ $(ls started.* | wc -l) -lt 4 ]; do ",
+                                           "sleep 0.02; n=$((n+1)); [ $n -gt 400 ] && exit 3; done; exit 0")});
+      results[i] = pool.Run(r);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(results[i].ok()) << results[i].status();
+    EXPECT_EQ(results[i]->exit_code, 0) << "run " << i << " never saw the others start";
+  }
 }
 
 TEST_F(IsolationPoolTest, AFailedExecIsAnErrorNamingTheStep) {
