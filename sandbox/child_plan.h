@@ -16,11 +16,21 @@
 // A step that fails returns its errno; the child writes {step index, errno} to a close-on-exec pipe
 // and _exits, and the parent turns that into "<name> failed: <strerror>" with the step's name.
 //
+// Stand-ins: a layer whose process stays behind as the runner's direct child while the command runs
+// (the subreaper waiter) puts the command in a process group of its own and writes
+// {kChildReportProcessGroup, pgid} to the same pipe before the command's exec. The runner then sends
+// the timeout's SIGTERM and SIGKILL to that group, not to the stand-in, which outlives the command,
+// sweeps what it adopted and exits the way the command did; the stand-in keeps the command a zombie
+// until then, so the group id cannot be recycled while the runner may still signal it.
+//
 // Thread-safety: a ChildPlan is built and sealed by one thread, then only read (by the child).
 #ifndef SANDBOX_CHILD_PLAN_H_
 #define SANDBOX_CHILD_PLAN_H_
 
+#include <sys/types.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +38,9 @@
 namespace sandbox {
 
 enum class ChildPhase { kStdio, kSession, kIsolate, kLimits, kFds, kConfine, kExec };
+
+// The step index of a stand-in's report naming the command's process group (see above).
+inline constexpr int32_t kChildReportProcessGroup = -1;
 
 // Runs in the child and must be async-signal-safe: no allocation, no locks, no stdio, nothing that may
 // take a lock inside libc. On Linux the child is started with vfork and shares the parent's memory, so
@@ -42,6 +55,40 @@ struct ChildStep {
   std::string detail;  // Appended to the error in parentheses when not empty (e.g. the path).
   ChildStepFn fn;
   const void* arg;     // Owned by whoever added the step; must stay valid until Run returns.
+};
+
+// What the runner prepared for a run, as plain data, for a ChildLauncher that starts the command in
+// a process it set up ahead of the run (sandbox/linux's isolation pool). Pointers are valid during
+// Launch only.
+struct LaunchRequest {
+  struct Rlimit {
+    int resource;
+    uint64_t soft;
+    uint64_t hard;
+  };
+  const char* exec_path;
+  char* const* argv;  // Null-terminated.
+  char* const* envp;  // Null-terminated.
+  const char* cwd;
+  std::vector<Rlimit> rlimits;
+  int stdio[3];  // The child's stdin, stdout, stderr.
+  int error_fd;  // Where a failed setup step writes {step index, errno} (the runner's error pipe).
+};
+
+// Starts a run's direct child instead of the runner's fork + plan. The child the launcher returns
+// must be the leader of a new session and process group (the runner signals the group), a child of
+// the calling process (the runner reaps it), and must close `error_fd` exactly when the command's
+// exec succeeded, or write {step index, errno} to it first. Thread-safety: one Launch per object.
+class ChildLauncher {
+ public:
+  virtual ~ChildLauncher() = default;
+  // Returns the direct child's pid, or -1 with errno set (nothing was started).
+  virtual pid_t Launch(const LaunchRequest& request) = 0;
+  // The name of setup step `index` as reported on the error pipe ("mount(tmpfs, /tmp)").
+  virtual std::string StepName(int index) const = 0;
+  // The wait status to report once the direct child was reaped with `raw_status`: the command's own
+  // when the direct child stood in for it (a pid-namespace init) and passed it on.
+  virtual int CommandStatus(int raw_status) = 0;
 };
 
 class ChildPlan {
@@ -59,6 +106,16 @@ class ChildPlan {
   // Starts the child with fork instead of vfork: for steps that wait on the parent.
   void RequireFork() { require_fork_ = true; }
   bool require_fork() const { return require_fork_; }
+
+  // The error pipe's write end in the child, for a stand-in's process-group report. Set by the runner
+  // before it calls the PlanExtension.
+  void SetErrorFd(int fd) { error_fd_ = fd; }
+  int error_fd() const { return error_fd_; }
+
+  // Hands the start of the child to `launcher` (owned by the caller; valid until Run returns). The
+  // plan's steps are then not run: the launcher does the equivalent setup itself.
+  void SetLauncher(ChildLauncher* launcher) { launcher_ = launcher; }
+  ChildLauncher* launcher() const { return launcher_; }
 
   // Names a layer for RunResult::layers_in_force ("landlock", "seccomp", ...).
   void AddLayer(std::string layer) { layers_.push_back(std::move(layer)); }
@@ -79,6 +136,8 @@ class ChildPlan {
   std::vector<int> keep_fds_;
   std::vector<std::string> layers_;
   bool require_fork_ = false;
+  ChildLauncher* launcher_ = nullptr;
+  int error_fd_ = -1;
 };
 
 }  // namespace sandbox

@@ -21,6 +21,7 @@
 #define SANDBOX_ISOLATION_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -115,6 +116,41 @@ std::string DoctorJson(const DoctorReport& report);
 // Run with the chosen isolation layers (see the top of this file). Errors: those of Run, EUNSUPPORTED
 // for a required layer that is unavailable, EINVAL for a bad workspace.
 absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const IsolationOptions& isolation);
+
+// RunIsolated for many runs of one configuration, with each run's isolated process prepared ahead of
+// it. On Linux a background thread starts the next run's process ("seed", sandbox/linux/zygote.h)
+// while the current one runs: it is cloned into fresh namespaces, sets up the mounts and joins a
+// fresh cgroup, then waits; a run hands it the command, so creating the namespaces and the cgroup
+// migration (an RCU grace period on cgroup v1) are off the run's latency. Every seed serves exactly
+// one run: nothing is shared between runs (see sandbox/linux/README.md). The result is the same as
+// RunIsolated's (layers_in_force, layers_unavailable, limits, memory_limit_killed), and `required`
+// fails closed the same way.
+//
+// A request whose workspace (IsolationOptions::workspace, or else the request's cwd) differs from the
+// first request's, or whose argv and environment exceed 1 MiB, runs through RunIsolated. The
+// portable build always does.
+//
+// Thread-safety: Run may be called from several threads at once (runs beyond the prepared one wait
+// for a seed, which is then prepared even while other runs are in progress). The destructor waits
+// for the background thread and ends the unused seed.
+class IsolationPool {
+ public:
+  explicit IsolationPool(IsolationOptions options);
+  ~IsolationPool();
+  IsolationPool(const IsolationPool&) = delete;
+  IsolationPool& operator=(const IsolationPool&) = delete;
+
+  absl::StatusOr<RunResult> Run(const RunRequest& request);
+
+  // Blocks until the next run's seed is ready (or failed to prepare); for benchmarks and tests that
+  // want to measure or observe a steady state. Returns at once before the first Run.
+  void WaitIdle();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace sandbox
 

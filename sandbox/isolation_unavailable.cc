@@ -30,4 +30,13 @@ absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const Isolation
   return result;
 }
 
+struct IsolationPool::Impl {
+  IsolationOptions options;
+};
+
+IsolationPool::IsolationPool(IsolationOptions options) : impl_(new Impl{std::move(options)}) {}
+IsolationPool::~IsolationPool() = default;
+absl::StatusOr<RunResult> IsolationPool::Run(const RunRequest& request) { return RunIsolated(request, impl_->options); }
+void IsolationPool::WaitIdle() {}
+
 }  // namespace sandbox

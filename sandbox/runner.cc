@@ -94,6 +94,7 @@ struct ChildContext {
   std::vector<std::string> env_strings;
   std::vector<char*> argv;  // Null-terminated, pointing into the request and env_strings.
   std::vector<char*> envp;
+  std::vector<LaunchRequest::Rlimit> launch_rlimits;  // The same limits, for a ChildLauncher.
 };
 
 // What a failed child step writes to the error pipe. 8 bytes: one atomic pipe write.
@@ -331,6 +332,7 @@ void BuildPlan(const RunRequest& request, const std::map<std::string, std::strin
     if (!soft.has_value()) continue;
     const rlim_t cur = static_cast<rlim_t>(*soft);
     context.rlimits[i] = RlimitStep{spec.resource, {cur, cur + spec.hard_extra}};
+    context.launch_rlimits.push_back({spec.resource, cur, cur + spec.hard_extra});
     plan.Add(ChildPhase::kLimits, absl::StrCat("setrlimit(", spec.name, ")"), SetRlimit,
              &context.rlimits[i]);
     result.limits_in_force.push_back(FormatRlimit(spec, context.rlimits[i].value));
@@ -359,8 +361,9 @@ class ScopedBlockAllSignals {
   sigset_t saved_;
 };
 
-// Reads the child's report: EOF means exec succeeded (the pipe is close-on-exec).
-absl::StatusOr<std::optional<ChildReport>> ReadChildReport(int fd) {
+// Reads the child's report: EOF means exec succeeded (the pipe is close-on-exec). A stand-in's
+// process-group report (child_plan.h) comes first and sets `pgid`.
+absl::StatusOr<std::optional<ChildReport>> ReadChildReport(int fd, pid_t& pgid) {
   ChildReport report;
   size_t got = 0;
   while (got < sizeof(report)) {
@@ -371,6 +374,11 @@ absl::StatusOr<std::optional<ChildReport>> ReadChildReport(int fd) {
       return ErrnoError(errno, "read(error pipe)");
     }
     got += static_cast<size_t>(n);
+    if (got == sizeof(report) && report.step == kChildReportProcessGroup) {
+      if (report.err <= 0) return MakeError(ErrorCode::kEINTERNAL, "a bad process group from the child's stand-in");
+      pgid = static_cast<pid_t>(report.err);
+      got = 0;
+    }
   }
   if (got == 0) return std::optional<ChildReport>();
   if (got != sizeof(report)) {
@@ -380,6 +388,10 @@ absl::StatusOr<std::optional<ChildReport>> ReadChildReport(int fd) {
 }
 
 absl::Status ChildStepError(const ChildPlan& plan, const ChildReport& report) {
+  if (plan.launcher() != nullptr) {
+    return MakeError(ErrnoToCode(report.err), absl::StrCat(plan.launcher()->StepName(report.step),
+                                                          " failed: ", std::strerror(report.err)));
+  }
   if (report.step < 0 || static_cast<size_t>(report.step) >= plan.steps().size()) {
     return MakeError(ErrorCode::kEINTERNAL, "the child reported an unknown setup step");
   }
@@ -471,10 +483,12 @@ int PollTimeoutMs(absl::Duration remaining) {
 // timeout on the group, notices the exit, kills what is left of the group, reaps.
 class Supervisor {
  public:
-  Supervisor(const RunRequest& request, pid_t pid, absl::Time start, Pipes& pipes,
-             RunResult& result)
+  Supervisor(const RunRequest& request, pid_t pid, pid_t pgid, absl::Time start, Pipes& pipes,
+             RunResult& result, ChildLauncher* launcher)
       : request_(request),
+        launcher_(launcher),
         pid_(pid),
+        pgid_(pgid),
         start_(start),
         deadline_(start + request.wall_timeout),
         stdin_(std::move(pipes.stdin_parent)),
@@ -517,7 +531,7 @@ class Supervisor {
     }
     stdout_.reset();
     stderr_.reset();
-    WaitForGroupExit();
+    if (!StandIn()) WaitForGroupExit();  // A stand-in swept its group before it exited.
     return absl::OkStatus();
   }
 
@@ -525,6 +539,7 @@ class Supervisor {
   void Abort() {
     if (exited_) return;
     KillGroup(SIGKILL);
+    if (StandIn()) kill(pid_, SIGKILL);  // Unreaped: the pid is still the stand-in's.
     int status;
     WaitReap(pid_, &status, nullptr);
   }
@@ -558,7 +573,10 @@ class Supervisor {
     return info.si_pid == pid_;
   }
 
-  void KillGroup(int sig) { kill(-pid_, sig); }  // ESRCH: the group is already empty.
+  void KillGroup(int sig) { kill(-pgid_, sig); }  // ESRCH: the group is already empty.
+
+  // The direct child stands in for the command, whose group is its own (child_plan.h).
+  bool StandIn() const { return pgid_ != pid_; }
 
   void EnforceDeadline(absl::Time now) {
     const bool cancelled = request_.cancel != nullptr && request_.cancel->load();
@@ -572,17 +590,25 @@ class Supervisor {
       kill_sent_ = true;
       KillGroup(SIGKILL);
     }
+    // A stand-in exits once the command's group is dead and its sweep is done; if it does not
+    // (it was stopped, or is stuck), it is killed too: the run ends either way.
+    if (kill_sent_ && StandIn() && !stand_in_killed_ && now >= kill_at_ + kGroupExitBound) {
+      stand_in_killed_ = true;
+      kill(pid_, SIGKILL);  // Unreaped: the pid is still the stand-in's.
+    }
   }
 
   // The direct child is a zombie: kill whatever is left of its group while the group id is still
-  // ours, then reap with rusage. Background children do not outlive the run.
+  // ours, then reap with rusage. Background children do not outlive the run. (A stand-in has swept
+  // the command's group, whose id may be free by now: it is not signalled again.)
   absl::Status OnExit() {
-    KillGroup(SIGKILL);
+    if (!StandIn()) KillGroup(SIGKILL);
     int status = 0;
     struct rusage usage;
     std::memset(&usage, 0, sizeof(usage));
     if (WaitReap(pid_, &status, &usage) == -1) return ErrnoError(errno, "wait4");
     exited_ = true;
+    if (launcher_ != nullptr) status = launcher_->CommandStatus(status);
     const absl::Time now = absl::Now();
     drain_deadline_ = now + kDrainAfterExit;
     exit_fd_.reset();
@@ -601,6 +627,7 @@ class Supervisor {
   absl::Time NextWakeup(absl::Time now) {
     if (exited_) return drain_deadline_;
     absl::Time next = !term_sent_ ? deadline_ : (!kill_sent_ ? kill_at_ : absl::InfiniteFuture());
+    if (kill_sent_ && StandIn() && !stand_in_killed_) next = kill_at_ + kGroupExitBound;
     if (request_.cancel != nullptr && !term_sent_) next = std::min(next, now + kCancelCheck);
     if (!exit_fd_.valid()) {
       next = std::min(next, now + tick_);
@@ -672,13 +699,15 @@ class Supervisor {
   // the caller never sees a survivor. kill(-pgid, 0) fails with ESRCH once the group is empty.
   void WaitForGroupExit() {
     const absl::Time give_up = absl::Now() + kGroupExitBound;
-    while (kill(-pid_, 0) == 0 && absl::Now() < give_up) {
+    while (kill(-pgid_, 0) == 0 && absl::Now() < give_up) {
       poll(nullptr, 0, 1);
     }
   }
 
   const RunRequest& request_;
+  ChildLauncher* const launcher_;
   const pid_t pid_;
+  const pid_t pgid_;  // pid_, or the command's own group under a stand-in.
   const absl::Time start_;
   const absl::Time deadline_;
   UniqueFd stdin_, stdout_, stderr_, exit_fd_;
@@ -690,6 +719,7 @@ class Supervisor {
   bool exited_ = false;
   bool term_sent_ = false;
   bool kill_sent_ = false;
+  bool stand_in_killed_ = false;
   absl::Time kill_at_;
   absl::Time drain_deadline_;
   absl::Duration tick_ = absl::Milliseconds(1);
@@ -726,6 +756,7 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
   ChildContext context;
   ChildPlan plan;
   BuildPlan(request, env, std::move(exec_path), pipes, context, plan, result);
+  plan.SetErrorFd(pipes.error_write.get());
   if (extend) SB_RETURN_IF_ERROR(extend(request, plan));
   for (const int fd : plan.keep_fds()) {
     if (fd < kStdioCount) {
@@ -742,18 +773,29 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
 
   const absl::Time start = absl::Now();
   pid_t pid;
-  {
+  if (ChildLauncher* launcher = plan.launcher(); launcher != nullptr) {
+    LaunchRequest launch{context.exec_path.c_str(),
+                         context.argv.data(),
+                         context.envp.data(),
+                         context.cwd.c_str(),
+                         context.launch_rlimits,
+                         {pipes.stdin_child.get(), pipes.stdout_child.get(), pipes.stderr_child.get()},
+                         pipes.error_write.get()};
+    pid = launcher->Launch(launch);
+    if (pid == -1) return ErrnoError(errno, "launch(prepared child)");
+  } else {
     ScopedBlockAllSignals blocked;
     pid = platform::StartChild(plan.steps(), pipes.error_write.get(), plan.require_fork());
+    if (pid == -1) return ErrnoError(errno, plan.require_fork() ? "fork()" : "vfork()");
   }
-  if (pid == -1) return ErrnoError(errno, plan.require_fork() ? "fork()" : "vfork()");
 
   // The child's ends belong to the child now; keeping the error pipe's write end would hide EOF.
   // (The Supervisor decides about the output pipes' write ends.)
   pipes.stdin_child.reset();
   pipes.error_write.reset();
 
-  absl::StatusOr<std::optional<ChildReport>> report = ReadChildReport(pipes.error_read.get());
+  pid_t pgid = pid;  // setsid made the child the leader of a new session and process group.
+  absl::StatusOr<std::optional<ChildReport>> report = ReadChildReport(pipes.error_read.get(), pgid);
   if (!report.ok() || report->has_value()) {
     int status;
     kill(pid, SIGKILL);  // Only needed if the report was unreadable; the child _exits otherwise.
@@ -763,8 +805,8 @@ absl::StatusOr<RunResult> Run(const RunRequest& request, const PlanExtension& ex
   }
 
   result.pid = pid;
-  result.pgid = pid;  // setsid made the child the leader of a new session and process group.
-  Supervisor supervisor(request, pid, start, pipes, result);
+  result.pgid = pgid;
+  Supervisor supervisor(request, pid, pgid, start, pipes, result, plan.launcher());
   absl::Status supervised = supervisor.Supervise();
   if (!supervised.ok()) {
     supervisor.Abort();

@@ -63,6 +63,8 @@ class Cgroup {
 
   // The child's step: join every controller's cgroup. Async-signal-safe.
   LayerStep JoinStep() const;
+  // The cgroup.procs fds JoinStep writes to (a process that runs it later must keep them open).
+  const std::vector<int>& procs_fds() const { return raw_procs_fds_; }
 
   // SIGKILLs every process in the cgroup and waits (bounded) until it is empty.
   absl::Status KillAll();

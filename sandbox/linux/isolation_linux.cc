@@ -9,10 +9,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <deque>
 #include <fstream>
-#include <sstream>
 #include <map>
 #include <memory>
+#include <sstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -26,6 +28,7 @@
 #include "sandbox/linux/reaper.h"
 #include "sandbox/linux/seccomp.h"
 #include "sandbox/linux/system_headers.h"
+#include "sandbox/linux/zygote.h"
 #include "sandbox/status_macros.h"
 
 namespace sandbox {
@@ -164,10 +167,22 @@ struct PreparedRun {
   const linux_layers::BpfProgram* seccomp = nullptr;
   std::vector<std::pair<ChildPhase, LayerStep>> steps;
   std::vector<std::string> layers;
+  // For an isolation seed (zygote.h): the kConfine steps after the process tree but seccomp's (caps,
+  // no_new_privs, Landlock), seccomp's, and which process tree the run has.
+  std::vector<LayerStep> confine;
+  std::vector<LayerStep> filter;
+  int error_fd = -1;  // The runner's error pipe in the child (ChildPlan::error_fd), for the waiter.
+  linux_layers::SeedTree tree = linux_layers::SeedTree::kDirect;
 };
 
 void AddSteps(PreparedRun& run, ChildPhase phase, const std::vector<LayerStep>& steps) {
   for (const LayerStep& s : steps) run.steps.push_back({phase, s});
+}
+
+// A kConfine step after the process tree: also recorded for a seed.
+void AddConfine(PreparedRun& run, const LayerStep& step) {
+  run.steps.push_back({ChildPhase::kConfine, step});
+  run.confine.push_back(step);
 }
 
 template <size_t N>
@@ -227,19 +242,21 @@ absl::Status Prepare(const RunRequest& request, const IsolationOptions& iso, std
   // capability drop, no_new_privs, Landlock, seccomp.
   if (nso.pid) {
     AddSteps(run, ChildPhase::kConfine, linux_layers::PidNamespaceSteps(*run.ns));
+    run.tree = linux_layers::SeedTree::kInit;
     if (apply.count(Layer::kReaper)) run.layers.push_back("reaper(pidns_init)");
   } else if (apply.count(Layer::kReaper)) {
-    run.steps.push_back({ChildPhase::kConfine, linux_layers::SubreaperStep()});
+    run.steps.push_back({ChildPhase::kConfine, linux_layers::SubreaperStep(&run.error_fd)});
+    run.tree = linux_layers::SeedTree::kSubreaper;
     run.layers.push_back("reaper(subreaper_waiter)");
   }
   if (apply.count(Layer::kCapabilities)) {
     SB_ASSIGN_OR_RETURN(run.caps, linux_layers::PrepareCapabilityDrop());
-    AddSteps(run, ChildPhase::kConfine, linux_layers::DropCapabilitiesSteps(*run.caps));
+    for (const LayerStep& step : linux_layers::DropCapabilitiesSteps(*run.caps)) AddConfine(run, step);
     run.layers.push_back("caps");
   }
   // Landlock and an unprivileged seccomp filter require no_new_privs: asking for either implies it.
   if (apply.count(Layer::kNoNewPrivs) || apply.count(Layer::kLandlock) || apply.count(Layer::kSeccomp)) {
-    run.steps.push_back({ChildPhase::kConfine, linux_layers::NoNewPrivsStep()});
+    AddConfine(run, linux_layers::NoNewPrivsStep());
     run.layers.push_back("nnp");
   }
   if (apply.count(Layer::kLandlock)) {
@@ -250,7 +267,7 @@ absl::Status Prepare(const RunRequest& request, const IsolationOptions& iso, std
     absl::StatusOr<linux_layers::PreparedLandlock> ll = linux_layers::PrepareLandlock(policy);
     if (ll.ok()) {
       run.landlock = std::move(*ll);
-      AddSteps(run, ChildPhase::kConfine, linux_layers::LandlockSteps(*run.landlock));
+      for (const LayerStep& step : linux_layers::LandlockSteps(*run.landlock)) AddConfine(run, step);
       run.layers.push_back(linux_layers::DescribeLandlock(*run.landlock));
     } else {
       SB_RETURN_IF_ERROR(degrade(Layer::kLandlock, ll.status()));
@@ -259,6 +276,7 @@ absl::Status Prepare(const RunRequest& request, const IsolationOptions& iso, std
   if (apply.count(Layer::kSeccomp)) {
     SB_ASSIGN_OR_RETURN(run.seccomp, CachedFilter(iso.seccomp_profile, iso.allow_network));
     run.steps.push_back({ChildPhase::kConfine, linux_layers::InstallFilterStep(*run.seccomp)});
+    run.filter.push_back(linux_layers::InstallFilterStep(*run.seccomp));
     run.layers.push_back(absl::StrCat("seccomp(", run.seccomp->profile_name, ")"));
   }
   return absl::OkStatus();
@@ -295,11 +313,14 @@ DoctorReport Doctor() {
   return report;
 }
 
-absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const IsolationOptions& isolation) {
+namespace {
+
+// The layers to apply: those wanted and available here. A required one that is unavailable fails
+// closed; an enabled one is named in `unavailable`.
+absl::Status ResolveLayers(const IsolationOptions& isolation, std::set<Layer>& apply,
+                           std::vector<std::string>& unavailable) {
   std::set<Layer> want = isolation.enabled;
   want.insert(isolation.required.begin(), isolation.required.end());
-  std::vector<std::string> unavailable;
-  std::set<Layer> apply;
   for (const LayerStatus& s : ProbeLayers()) {
     if (!want.count(s.layer)) continue;
     if (s.available) {
@@ -311,6 +332,32 @@ absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const Isolation
       unavailable.push_back(absl::StrCat(LayerName(s.layer), ": ", s.detail));
     }
   }
+  return absl::OkStatus();
+}
+
+// After the run: the cgroup's verdict into the result. Every process left in the cgroup is killed
+// here (an escaped daemon); the directories are removed by `destroy` (now, or later off the run's
+// latency by the isolation pool).
+absl::Status FinishCgroup(linux_layers::Cgroup& cgroup, const IsolationOptions& isolation,
+                          absl::StatusOr<RunResult>& result, bool destroy) {
+  linux_layers::CgroupStats stats = cgroup.Stats();
+  absl::Status ended = destroy ? cgroup.Destroy() : cgroup.KillAll();  // Kills whatever escaped the group.
+  if (!result.ok()) return absl::OkStatus();
+  // Any OOM kill in the run's cgroup counts: the victim may be one stage of a pipeline while the
+  // shell above it exits 137, and the caller still needs to know the limit fired.
+  result->memory_limit_killed = stats.oom_kills > 0;
+  if (isolation.memory_bytes) result->limits_in_force.push_back(absl::StrCat("cgroup.memory=", *isolation.memory_bytes));
+  if (isolation.pids) result->limits_in_force.push_back(absl::StrCat("cgroup.pids=", *isolation.pids));
+  if (isolation.cpu_millis) result->limits_in_force.push_back(absl::StrCat("cgroup.cpu_millis=", *isolation.cpu_millis));
+  return ended;
+}
+
+}  // namespace
+
+absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const IsolationOptions& isolation) {
+  std::vector<std::string> unavailable;
+  std::set<Layer> apply;
+  SB_RETURN_IF_ERROR(ResolveLayers(isolation, apply, unavailable));
   auto run = std::make_unique<PreparedRun>();
   SB_RETURN_IF_ERROR(Prepare(request, isolation, apply, isolation.required, *run, unavailable));
   PlanExtension extend = [&run](const RunRequest&, ChildPlan& plan) {
@@ -319,25 +366,209 @@ absl::StatusOr<RunResult> RunIsolated(const RunRequest& request, const Isolation
     // detached workspace mount): they need a forked child, not a vfork one that shares our memory
     // and blocks the runner until it execs.
     if (!run->steps.empty()) plan.RequireFork();
+    run->error_fd = plan.error_fd();
     for (const auto& [phase, step] : run->steps) plan.Add(phase, step.name, step.fn, step.arg);
     for (const std::string& layer : run->layers) plan.AddLayer(layer);
     return absl::OkStatus();
   };
   absl::StatusOr<RunResult> result = Run(request, extend);
-  if (run->cgroup != nullptr) {
-    linux_layers::CgroupStats stats = run->cgroup->Stats();
-    absl::Status destroyed = run->cgroup->Destroy();  // Kills whatever escaped the process group.
-    if (result.ok()) {
-      // Any OOM kill in the run's cgroup counts: the victim may be one stage of a pipeline while
-      // the shell above it exits 137, and the caller still needs to know the limit fired.
-      result->memory_limit_killed = stats.oom_kills > 0;
-      if (isolation.memory_bytes) result->limits_in_force.push_back(absl::StrCat("cgroup.memory=", *isolation.memory_bytes));
-      if (isolation.pids) result->limits_in_force.push_back(absl::StrCat("cgroup.pids=", *isolation.pids));
-      if (isolation.cpu_millis) result->limits_in_force.push_back(absl::StrCat("cgroup.cpu_millis=", *isolation.cpu_millis));
-      if (!destroyed.ok()) return destroyed;
+  if (run->cgroup != nullptr) SB_RETURN_IF_ERROR(FinishCgroup(*run->cgroup, isolation, result, /*destroy=*/true));
+  if (result.ok()) result->layers_unavailable = std::move(unavailable);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// IsolationPool: one seed (zygote.h) prepared ahead of each run by a background thread.
+
+namespace {
+
+// One prepared run: the layers' objects (which the seed's steps read: they must live until the
+// seed has started, and the cgroup until the run is over) and the seed itself.
+struct PreparedSeed {
+  std::unique_ptr<PreparedRun> run;  // Declared first: destroyed after the seed is reaped.
+  std::vector<std::string> unavailable;
+  absl::Status status;               // Why no seed could be prepared (a required layer's error).
+  std::unique_ptr<linux_layers::Seed> seed;
+};
+
+std::unique_ptr<PreparedSeed> PrepareSeed(const IsolationOptions& iso, const std::string& workspace,
+                                          const std::set<Layer>& apply, const std::vector<std::string>& unavailable) {
+  auto out = std::make_unique<PreparedSeed>();
+  out->unavailable = unavailable;
+  out->run = std::make_unique<PreparedRun>();
+  RunRequest base;
+  base.cwd = workspace;
+  out->status = Prepare(base, iso, apply, iso.required, *out->run, out->unavailable);
+  if (!out->status.ok()) return out;
+  PreparedRun& run = *out->run;
+  linux_layers::SeedPlan plan;
+  if (run.ns.has_value()) {
+    plan.clone_flags = run.ns->unshare_flags;
+    plan.prepare = linux_layers::SetupSteps(*run.ns);
+  }
+  if (run.cgroup != nullptr) {
+    plan.prepare.push_back(run.cgroup->JoinStep());
+    plan.keep_fds = run.cgroup->procs_fds();
+  }
+  plan.tree = run.tree;
+  // The seed is pid 1 of the run's pid namespace: it mounts the namespace's /proc before the run.
+  if (run.tree == linux_layers::SeedTree::kInit && run.ns->options.mount) {
+    plan.prepare.push_back(linux_layers::MountProcStep());
+  }
+  // The capability drop, no_new_privs and Landlock are inherited across fork: the seed applies them
+  // to itself before the run (it needs no privilege after its mounts), and the command installs
+  // only the seccomp filter, last, as the per-run path does.
+  for (const LayerStep& step : run.confine) plan.prepare.push_back(step);
+  plan.confine = run.filter;
+  absl::StatusOr<std::unique_ptr<linux_layers::Seed>> seed = linux_layers::StartSeed(plan);
+  if (!seed.ok()) {
+    out->status = seed.status();
+    return out;
+  }
+  out->status = (*seed)->WaitReady();
+  out->seed = std::move(*seed);
+  return out;
+}
+
+size_t RequestBytes(const RunRequest& request, size_t* strings) {
+  size_t bytes = request.cwd.size() + 1 + PATH_MAX;  // The resolved program path, at most PATH_MAX.
+  *strings = request.argv.size();
+  for (const std::string& a : request.argv) bytes += a.size() + 1;
+  if (request.env.has_value()) {
+    *strings += request.env->size();
+    for (const auto& [k, v] : *request.env) bytes += k.size() + v.size() + 2;
+  } else {
+    *strings += 3;
+    bytes += 2 * request.cwd.size() + 256;  // DefaultEnvironment.
+  }
+  return bytes;
+}
+
+}  // namespace
+
+struct IsolationPool::Impl {
+  explicit Impl(IsolationOptions o) : options(std::move(o)) {}
+
+  // The background thread: keeps one seed ready and removes finished runs' cgroups.
+  void Work() {
+    absl::MutexLock lock(&mu);
+    while (true) {
+      mu.Await(absl::Condition(+[](Impl* self) {
+        return self->stop || !self->retired.empty() ||
+               (self->configured && self->ready == nullptr && (self->running == 0 || self->waiting > 0) &&
+                !self->failed);
+      }, this));
+      if (stop) return;
+      if (!retired.empty()) {
+        std::vector<std::unique_ptr<PreparedRun>> done;
+        done.swap(retired);
+        mu.Unlock();
+        for (auto& run : done) {
+          if (run->cgroup != nullptr) run->cgroup->Destroy().IgnoreError();  // Empty already: KillAll ran.
+        }
+        done.clear();
+        mu.Lock();
+        continue;
+      }
+      mu.Unlock();
+      std::unique_ptr<PreparedSeed> next = PrepareSeed(options, workspace, apply, unavailable);
+      mu.Lock();
+      failed = !next->status.ok();  // Not retried until a run takes the failure.
+      ready = std::move(next);
     }
   }
-  if (result.ok()) result->layers_unavailable = std::move(unavailable);
+
+  const IsolationOptions options;
+  absl::Mutex mu;
+  bool configured ABSL_GUARDED_BY(mu) = false;
+  bool stop ABSL_GUARDED_BY(mu) = false;
+  bool failed ABSL_GUARDED_BY(mu) = false;
+  // Runs in progress. The next seed is started when none is: preparing it (clone, mounts, a cgroup
+  // migration) while a run is in progress would compete with it for the CPU.
+  int running ABSL_GUARDED_BY(mu) = 0;
+  int waiting ABSL_GUARDED_BY(mu) = 0;  // Runs blocked for a seed: one is prepared at once for them.
+  std::string workspace;  // Set once, with apply and unavailable, before `configured`.
+  std::set<Layer> apply;
+  std::vector<std::string> unavailable;
+  std::unique_ptr<PreparedSeed> ready ABSL_GUARDED_BY(mu);
+  std::vector<std::unique_ptr<PreparedRun>> retired ABSL_GUARDED_BY(mu);
+  std::thread worker;
+};
+
+IsolationPool::IsolationPool(IsolationOptions options) : impl_(new Impl(std::move(options))) {}
+
+IsolationPool::~IsolationPool() {
+  {
+    absl::MutexLock lock(&impl_->mu);
+    impl_->stop = true;
+  }
+  if (impl_->worker.joinable()) impl_->worker.join();
+  impl_->ready.reset();  // The unused seed exits on EOF and is reaped, then its cgroup removed.
+  impl_->retired.clear();
+}
+
+void IsolationPool::WaitIdle() {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->mu.Await(absl::Condition(+[](Impl* self) {
+    return !self->configured || (self->ready != nullptr && self->retired.empty());
+  }, impl_.get()));
+}
+
+absl::StatusOr<RunResult> IsolationPool::Run(const RunRequest& request) {
+  Impl& p = *impl_;
+  const std::string workspace = p.options.workspace.empty() ? request.cwd : p.options.workspace;
+  size_t strings = 0;
+  const size_t bytes = RequestBytes(request, &strings);
+  std::unique_ptr<PreparedSeed> prepared;
+  {
+    absl::MutexLock lock(&p.mu);
+    if (!p.configured) {
+      std::set<Layer> apply;
+      std::vector<std::string> unavailable;
+      SB_RETURN_IF_ERROR(ResolveLayers(p.options, apply, unavailable));
+      if (apply.empty()) return RunIsolated(request, p.options);  // Nothing to prepare.
+      p.workspace = workspace;
+      p.apply = std::move(apply);
+      p.unavailable = std::move(unavailable);
+      p.configured = true;
+      p.worker = std::thread([&p] { p.Work(); });
+    }
+    if (workspace != p.workspace || !linux_layers::FitsSeed(bytes, strings)) {
+      // Another workspace, or too large for a seed: the per-run path (outside the lock).
+    } else {
+      ++p.waiting;
+      p.mu.Await(absl::Condition(+[](Impl* self) { return self->ready != nullptr; }, &p));
+      --p.waiting;
+      prepared = std::move(p.ready);
+      p.failed = false;
+      ++p.running;
+    }
+  }
+  if (prepared == nullptr) return RunIsolated(request, p.options);
+  if (!prepared->status.ok()) {
+    absl::MutexLock lock(&p.mu);
+    --p.running;
+    return prepared->status;
+  }
+
+  PreparedRun& run = *prepared->run;
+  PlanExtension extend = [&](const RunRequest&, ChildPlan& plan) {
+    plan.SetLauncher(prepared->seed->launcher());
+    for (const std::string& layer : run.layers) plan.AddLayer(layer);
+    plan.AddLayer("prepared_seed");
+    return absl::OkStatus();
+  };
+  absl::StatusOr<RunResult> result = sandbox::Run(request, extend);
+  absl::Status finished = absl::OkStatus();
+  if (run.cgroup != nullptr) finished = FinishCgroup(*run.cgroup, p.options, result, /*destroy=*/false);
+  prepared->seed.reset();  // Reaped by the runner already (or now, if the run failed to start).
+  {
+    absl::MutexLock lock(&p.mu);
+    p.retired.push_back(std::move(prepared->run));  // The cgroup's rmdir, off the run's latency.
+    --p.running;
+  }
+  SB_RETURN_IF_ERROR(finished);
+  if (result.ok()) result->layers_unavailable = std::move(prepared->unavailable);
   return result;
 }
 

@@ -190,6 +190,25 @@ TEST_F(IsolationTest, DoubleForkedDaemonIsGoneWhenRunReturns) {
   }
 }
 
+// The subreaper waiter stands in for the command; on a timeout the runner's SIGKILL after the grace
+// period must not kill the waiter before it has swept what it adopted, or a setsid daemon would be
+// reparented to the host's init and survive (with neither a pid namespace nor a cgroup to catch it).
+TEST_F(IsolationTest, DaemonOfACommandThatIgnoresSigtermIsGoneAfterTheTimeoutWithOnlyTheReaper) {
+  NEED(Layer::kReaper);
+  const std::string token = absl::StrCat("1000.", getpid(), "99");
+  RunRequest r = Request({"/bin/sh", "-c",
+                          absl::StrCat("trap '' TERM; ", Helper(), " daemon ", token, "; while :; do sleep 0.05; done")});
+  r.wall_timeout = absl::Milliseconds(500);
+  r.kill_grace = absl::Milliseconds(200);
+  absl::StatusOr<RunResult> res = RunIsolated(r, Only({Layer::kReaper}));
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_TRUE(res->timed_out);
+  EXPECT_EQ(res->term_signal, SIGKILL);
+  std::vector<pid_t> left = FindProcesses(token);
+  EXPECT_TRUE(left.empty()) << "the daemon escaped when the timeout killed the waiter";
+  for (pid_t pid : left) kill(pid, SIGKILL);
+}
+
 TEST_F(IsolationTest, ForkBombIsContainedByPidsMax) {
   NEED(Layer::kCgroup);
   IsolationOptions o = Only({Layer::kCgroup});

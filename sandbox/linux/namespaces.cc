@@ -224,6 +224,13 @@ std::vector<LayerStep> IsolateSteps(const PreparedNamespaces& p) {
   std::vector<LayerStep> steps;
   if (p.unshare_flags == 0) return steps;
   steps.push_back({"unshare(namespaces)", Unshare, &p});
+  for (const LayerStep& step : SetupSteps(p)) steps.push_back(step);
+  return steps;
+}
+
+std::vector<LayerStep> SetupSteps(const PreparedNamespaces& p) {
+  std::vector<LayerStep> steps;
+  if (p.unshare_flags == 0) return steps;
   if (p.options.user) {
     steps.push_back({"write(/proc/self/uid_map)", WriteUidMap, &p});
     steps.push_back({"write(/proc/self/setgroups)", DenySetgroups, &p});
@@ -243,6 +250,8 @@ std::vector<LayerStep> IsolateSteps(const PreparedNamespaces& p) {
   if (p.options.net && p.options.loopback_up) steps.push_back({"ioctl(lo, SIOCSIFFLAGS)", BringLoopbackUp, &p});
   return steps;
 }
+
+LayerStep MountProcStep() { return {"mount(proc, /proc)", MountProc, nullptr}; }
 
 std::vector<LayerStep> PidNamespaceSteps(const PreparedNamespaces& p) {
   std::vector<LayerStep> steps;

@@ -56,6 +56,11 @@ struct PreparedNamespaces {
 absl::StatusOr<PreparedNamespaces> PrepareNamespaces(const NamespaceOptions& options);
 
 std::vector<LayerStep> IsolateSteps(const PreparedNamespaces& prepared);
+// IsolateSteps without the unshare: for a process cloned into the namespaces (the isolation pool's
+// seed, zygote.h), which then sets them up the same way.
+std::vector<LayerStep> SetupSteps(const PreparedNamespaces& prepared);
+// Mounts a /proc that shows the caller's pid namespace; for its init or a process inside it.
+LayerStep MountProcStep();
 std::vector<LayerStep> PidNamespaceSteps(const PreparedNamespaces& prepared);
 
 // Whether unprivileged-style namespace creation works here: tried once in a forked child with the

@@ -8,9 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "sandbox/child_plan.h"
 #include "sandbox/errors.h"
 #include "sandbox/linux/system_headers.h"
 
@@ -30,8 +32,9 @@ void ChildrenPath(char* buf, size_t size) {
   std::memcpy(buf + n, suffix, sizeof(suffix));
 }
 
-// SIGKILLs every current child through a pidfd. Returns how many it found, or -1 on error.
-int KillChildren() {
+// SIGKILLs every current child but `except` through a pidfd. Returns how many it found, or -1 on
+// error; the first `capacity` of them are stored in `found_pids` (may be null).
+int KillChildren(pid_t except = -1, pid_t* found_pids = nullptr, int capacity = 0) {
   char path[64];
   ChildrenPath(path, sizeof(path));
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -50,7 +53,11 @@ int KillChildren() {
       if (digit) {
         pid = pid * 10 + static_cast<uint64_t>(buf[i] - '0');
         in_number = true;
+      } else if (in_number && i < n && static_cast<pid_t>(pid) == except) {
+        pid = 0;
+        in_number = false;
       } else if (in_number && i < n) {
+        if (found < capacity) found_pids[found] = static_cast<pid_t>(pid);
         int pidfd = static_cast<int>(syscall(__NR_pidfd_open, static_cast<pid_t>(pid), 0));
         if (pidfd >= 0) {
           syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
@@ -68,6 +75,56 @@ int KillChildren() {
   return found;
 }
 
+}  // namespace
+
+int KillAdoptedChildren() { return KillChildren(); }
+
+namespace {
+
+// The wait status waitpid would have returned for the child `info` describes.
+int WaitStatusOf(const siginfo_t& info) {
+  switch (info.si_code) {
+    case CLD_EXITED: return (info.si_status & 0xff) << 8;
+    case CLD_DUMPED: return (info.si_status & 0x7f) | 0x80;
+    default: return info.si_status & 0x7f;  // CLD_KILLED
+  }
+}
+
+}  // namespace
+
+int SweepKeepingCommand(pid_t command) {
+  // Until the command exits: reap adopted children as they exit, never the command.
+  int command_status;
+  while (true) {
+    siginfo_t info;
+    std::memset(&info, 0, sizeof(info));
+    if (waitid(P_ALL, 0, &info, WEXITED | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (info.si_pid == command) {
+      command_status = WaitStatusOf(info);
+      break;
+    }
+    while (waitpid(info.si_pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  // Everything else still here was adopted: kill it, reap it, and repeat for its own orphans, which
+  // are ours once their parents are reaped.
+  while (true) {
+    pid_t killed[256];
+    const int found = KillChildren(command, killed, 256);
+    if (found <= 0) break;
+    for (int i = 0; i < std::min(found, 256); ++i) {
+      while (waitpid(killed[i], nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  return command_status;
+}
+
+namespace {
+
 [[noreturn]] void WaitKillAndMirror(pid_t command) {
   // Hold nothing: the runner's pipes must reach EOF when the command and its children close them.
   syscall(__NR_close_range, 0u, ~0u, 0u);
@@ -75,34 +132,30 @@ int KillChildren() {
   std::memset(&ign, 0, sizeof(ign));
   ign.sa_handler = SIG_IGN;
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaction(sig, &ign, nullptr);
-  int command_status = 0;
-  while (true) {
-    int status;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid == command) {
-      command_status = status;
-      break;
-    }
-    if (pid < 0 && errno != EINTR) _exit(127);
-  }
-  // Everything still here was adopted: kill it, reap it, and repeat for its own orphans, which we
-  // adopt in turn as their parents die.
-  while (true) {
-    KillChildren();
-    int status;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0 && errno == ECHILD) break;
-  }
-  MirrorStatus(command_status);
+  const int status = SweepKeepingCommand(command);
+  if (status < 0) _exit(127);
+  MirrorStatus(status);  // The command, still a zombie, goes to init with us.
 }
 
-int ForkUnderSubreaper(const void*) {
+int ForkUnderSubreaper(const void* arg) {
+  // Without the runner's error pipe nobody could learn the command's group: it stays in ours.
+  const int error_fd = arg != nullptr ? *static_cast<const int*>(arg) : -1;
+  const bool own_group = error_fd >= 0;
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) return errno;
   pid_t command = fork();
   if (command < 0) return errno;
-  if (command > 0) WaitKillAndMirror(command);
+  if (command > 0) {
+    // The command's own group, which the runner signals on a timeout: the waiter is not in it, so
+    // it outlives the group's SIGKILL and sweeps what it adopted. Both sides call setpgid (the
+    // command may exec first); the report precedes the command's exec, which ends the pipe.
+    if (own_group) {
+      setpgid(command, command);
+      ReportProcessGroup(error_fd, command);
+    }
+    WaitKillAndMirror(command);
+  }
   // The command: the subreaper attribute is not inherited across fork.
-  return 0;
+  return !own_group || setpgid(0, 0) == 0 ? 0 : errno;
 }
 
 // End of child code.
@@ -110,7 +163,12 @@ int ForkUnderSubreaper(const void*) {
 
 }  // namespace
 
-LayerStep SubreaperStep() { return {"fork(subreaper waiter)", ForkUnderSubreaper, nullptr}; }
+void ReportProcessGroup(int error_fd, pid_t pgid) {
+  const int32_t report[2] = {kChildReportProcessGroup, static_cast<int32_t>(pgid)};
+  if (error_fd >= 0) WriteAll(error_fd, report, sizeof(report));
+}
+
+LayerStep SubreaperStep(const int* error_fd) { return {"fork(subreaper waiter)", ForkUnderSubreaper, error_fd}; }
 
 absl::Status ProbeReaper() {
   int was = 0;
