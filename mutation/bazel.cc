@@ -128,6 +128,7 @@ std::vector<std::string> CommonBuildArgs(const BazelConfig& config) {
                                    "--notest_keep_going",
                                    "--test_env=GTEST_FAIL_FAST=1"};
   if (!config.disk_cache.empty()) args.push_back(absl::StrCat("--disk_cache=", config.disk_cache));
+  args.insert(args.end(), config.build_args.begin(), config.build_args.end());
   return args;
 }
 

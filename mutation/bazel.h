@@ -30,6 +30,7 @@ struct BazelConfig {
   std::string disk_cache;                 // empty: none
   std::string log_dir;                    // where each command's output is kept
   std::vector<std::string> command_args;  // after the command: --config=remote, --bazel-arg=...
+  std::vector<std::string> build_args;    // build options the runner adds (build/test/info/cquery)
   int max_idle_secs = 900;
 };
 
@@ -97,8 +98,9 @@ class Bazel {
   absl::Status Shutdown();
 
   const BazelConfig& config() const { return config_; }
-  // Adds a flag to every later build, test, info and query command (after the caller's own).
-  void AddCommandArg(std::string arg) { config_.command_args.push_back(std::move(arg)); }
+  // Adds a build option to every later build, test, info and cquery command (not query, which
+  // takes no build options).
+  void AddBuildArg(std::string arg) { config_.build_args.push_back(std::move(arg)); }
 
  private:
   absl::StatusOr<CommandResult> Run(const std::string& command,

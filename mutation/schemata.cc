@@ -179,7 +179,7 @@ class Engine {
       }
       absl::StrAppend(&regexes, regexes.empty() ? "" : ",", re, "$");
     }
-    c_.bazel->AddCommandArg(absl::StrCat("--per_file_copt=", regexes, "@-Wno-error"));
+    c_.bazel->AddBuildArg(absl::StrCat("--per_file_copt=", regexes, "@-Wno-error"));
     for (int round = 1;; ++round) {
       int switched = 0;
       int next_probe = max_id_;

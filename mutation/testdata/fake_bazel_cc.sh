@@ -17,6 +17,8 @@ case "$cmd" in
     exit 0
     ;;
   query)
+    # Like Bazel, query takes no build options.
+    case "$*" in *--per_file_copt*) echo "ERROR: Unrecognized option: --per_file_copt" >&2; exit 2 ;; esac
     case "$*" in
       *--output=label_kind*) echo "cc_test rule //lib:lib_test" ;;
       *--output=build*)
