@@ -22,15 +22,12 @@
 #include "gtest/gtest.h"
 #include "sandbox/errors.h"
 #include "sandbox/isolation.h"
+#include "sandbox/linux/helper_path.h"
 
 namespace sandbox {
 namespace {
 
-std::string Helper() {
-  char cwd[PATH_MAX];
-  EXPECT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
-  return absl::StrCat(cwd, "/sandbox/linux/hardening_helper");
-}
+std::string Helper() { return HardeningHelperPath(); }
 
 std::string MakeWorkspace() {
   const char* base = getenv("TEST_TMPDIR");
