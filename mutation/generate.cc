@@ -246,29 +246,11 @@ void Logical(const std::string& code, LineMutator* lm) {
   }
 }
 
-// `if (cond)` / `while (cond)` with the whole condition on this line and no init-statement.
 void NegateCondition(const std::string& raw, const std::string& code, LineMutator* lm) {
-  for (const char* kw : {"if (", "while ("}) {
-    std::size_t kw_len = std::char_traits<char>::length(kw);
-    for (std::size_t i = code.find(kw); i != std::string::npos; i = code.find(kw, i + 1)) {
-      if (i > 0 && IsIdentChar(code[i - 1])) continue;
-      std::size_t open = i + kw_len - 1;
-      int depth = 0;
-      std::size_t close = std::string::npos;
-      bool init_statement = false;
-      for (std::size_t k = open; k < code.size(); ++k) {
-        if (code[k] == '(') ++depth;
-        if (code[k] == ')' && --depth == 0) {
-          close = k;
-          break;
-        }
-        if (code[k] == ';' && depth == 1) init_statement = true;
-      }
-      if (close == std::string::npos || init_statement || close == open + 1) continue;
-      std::string cond = raw.substr(open + 1, close - open - 1);
-      lm->Add(kNegateCondition, open, absl::StrCat("(", cond, ")"),
-              absl::StrCat("(!(", cond, "))"));
-    }
+  for (auto [begin, end] : OneLineConditions(code)) {
+    std::string cond = raw.substr(begin, end - begin);
+    lm->Add(kNegateCondition, begin - 1, absl::StrCat("(", cond, ")"),
+            absl::StrCat("(!(", cond, "))"));
   }
 }
 
@@ -431,6 +413,31 @@ absl::Status SkipMarker(const Line& line, const std::string& path, bool* skip) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::size_t, std::size_t>> OneLineConditions(const std::string& code) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (const char* kw : {"if (", "while ("}) {
+    std::size_t kw_len = std::char_traits<char>::length(kw);
+    for (std::size_t i = code.find(kw); i != std::string::npos; i = code.find(kw, i + 1)) {
+      if (i > 0 && IsIdentChar(code[i - 1])) continue;
+      std::size_t open = i + kw_len - 1;
+      int depth = 0;
+      std::size_t close = std::string::npos;
+      bool init_statement = false;
+      for (std::size_t k = open; k < code.size(); ++k) {
+        if (code[k] == '(') ++depth;
+        if (code[k] == ')' && --depth == 0) {
+          close = k;
+          break;
+        }
+        if (code[k] == ';' && depth == 1) init_statement = true;
+      }
+      if (close == std::string::npos || init_statement || close == open + 1) continue;
+      out.push_back({open + 1, close});
+    }
+  }
+  return out;
+}
 
 absl::StatusOr<std::vector<Mutant>> GenerateMutants(const std::string& path,
                                                     const std::string& text) {

@@ -5,6 +5,7 @@
 #define MUTATION_GENERATE_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,6 +28,11 @@ inline constexpr const char* kSkipMarker = "mutation: skip";
 // For every byte of `text`, whether it is code the generator may mutate: false inside comments,
 // string/char/raw-string literals and preprocessor lines (with their continuations).
 std::vector<bool> CodeMask(const std::string& text);
+
+// The interior [begin, end) of each `if (...)` / `while (...)` condition of one line's code that
+// lies wholly on the line and has no init-statement: NegateCondition's sites, and the schema's
+// condition sites.
+std::vector<std::pair<std::size_t, std::size_t>> OneLineConditions(const std::string& code);
 
 // Every generated mutant of `text`, which is the content of repository file `path`, in order of
 // position. Ids are "path:line:operator:index", index counting that operator's sites on that line.

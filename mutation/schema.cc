@@ -75,32 +75,6 @@ struct LineView {
   std::string code;
 };
 
-// The interior of each one-line `if (...)` / `while (...)` condition without an init-statement.
-std::vector<std::pair<std::size_t, std::size_t>> Conditions(const std::string& code) {
-  std::vector<std::pair<std::size_t, std::size_t>> out;
-  for (const char* kw : {"if (", "while ("}) {
-    std::size_t kw_len = std::strlen(kw);
-    for (std::size_t i = code.find(kw); i != std::string::npos; i = code.find(kw, i + 1)) {
-      if (i > 0 && IsIdentChar(code[i - 1])) continue;
-      std::size_t open = i + kw_len - 1;
-      int depth = 0;
-      std::size_t close = std::string::npos;
-      bool init_statement = false;
-      for (std::size_t k = open; k < code.size(); ++k) {
-        if (code[k] == '(') ++depth;
-        if (code[k] == ')' && --depth == 0) {
-          close = k;
-          break;
-        }
-        if (code[k] == ';' && depth == 1) init_statement = true;
-      }
-      if (close == std::string::npos || init_statement || close == open + 1) continue;
-      out.push_back({open + 1, close});
-    }
-  }
-  return out;
-}
-
 // The expression of a one-line `return E;`.
 std::vector<std::pair<std::size_t, std::size_t>> Returns(const std::string& code) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
@@ -428,7 +402,7 @@ Schema BuildSchema(const std::string& path, const std::string& text,
       site = {col, col_end, SiteKind::kStatement, {}};
       found = true;
     }
-    for (auto [b, e] : Conditions(line.code)) {
+    for (auto [b, e] : OneLineConditions(line.code)) {
       if (!found && b <= col && col_end <= e) {
         site = {b, e, SiteKind::kCondition, {}};
         found = true;
