@@ -11,6 +11,7 @@ using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 const json kReadSchema = json::parse(R"({
   "type": "object",
@@ -131,6 +132,130 @@ TEST(SchemaTest, MalformedUncheckedSchemaIsAViolationNotAnException) {
 
 TEST(SchemaTest, UnsupportedKeywordAtValidationIsAViolationNotIgnored) {
   EXPECT_THAT(Validate(json::parse(R"({"format": "email"})"), "x"), testing::SizeIs(1));
+}
+
+// Integers of either sign against bounds of either sign, and integers against fractional bounds:
+// CompareNumbers' sign split and its integer-only fast path.
+TEST(SchemaTest, BoundsCompareAcrossSignsAndKinds) {
+  EXPECT_THAT(Validate(json{{"maximum", 0}}, 0), IsEmpty());
+  EXPECT_THAT(Validate(json{{"minimum", 0}}, -1), testing::SizeIs(1));
+  EXPECT_THAT(Validate(json{{"exclusiveMinimum", -1}}, 1), IsEmpty());
+  EXPECT_THAT(Validate(json{{"exclusiveMaximum", -1}}, 1), testing::SizeIs(1));
+  EXPECT_THAT(Validate(json{{"minimum", -5}}, -3), IsEmpty());
+  EXPECT_THAT(Validate(json{{"minimum", -5}}, -7), testing::SizeIs(1));
+  EXPECT_THAT(Validate(json{{"maximum", -5}}, -5), IsEmpty());
+  EXPECT_THAT(Validate(json{{"exclusiveMaximum", -5}}, -5), testing::SizeIs(1));
+  EXPECT_THAT(Validate(json{{"minimum", 1.5}}, 1), testing::SizeIs(1));
+  EXPECT_THAT(Validate(json{{"maximum", 1.5}}, 2), testing::SizeIs(1));
+  EXPECT_THAT(Validate(json{{"maximum", 1.5}}, 1), IsEmpty());
+  // Above INT64_MAX, where a signed comparison would wrap.
+  json big = json(uint64_t{9223372036854775808u});
+  EXPECT_THAT(Validate(json{{"maximum", 1}}, big), testing::SizeIs(1));
+  EXPECT_THAT(Validate(json{{"minimum", big}}, 1), testing::SizeIs(1));
+}
+
+TEST(SchemaTest, BoundMessagesNameTheRelation) {
+  auto message = [](const char* keyword, int bound, int got) {
+    auto v = Validate(json{{keyword, bound}}, got);
+    return v.size() == 1 ? v[0].message : "no single violation";
+  };
+  EXPECT_EQ(message("minimum", 2, 1), "must be >= 2 (got 1)");
+  EXPECT_EQ(message("maximum", 2, 3), "must be <= 2 (got 3)");
+  EXPECT_EQ(message("exclusiveMinimum", 2, 2), "must be > 2 (got 2)");
+  EXPECT_EQ(message("exclusiveMaximum", 2, 2), "must be < 2 (got 2)");
+}
+
+TEST(SchemaTest, PathsUseDotsOnlyForPlainIdentifiers) {
+  auto path_of = [](const std::string& key) {
+    json schema = {{"properties", {{key, {{"type", "string"}}}}}};
+    auto v = Validate(schema, json{{key, 1}});
+    return v.size() == 1 ? v[0].path : "no single violation";
+  };
+  EXPECT_EQ(path_of("a"), "$.a");
+  EXPECT_EQ(path_of("z"), "$.z");
+  EXPECT_EQ(path_of("A"), "$.A");
+  EXPECT_EQ(path_of("Z"), "$.Z");
+  EXPECT_EQ(path_of("_"), "$._");
+  EXPECT_EQ(path_of("a0"), "$.a0");
+  EXPECT_EQ(path_of("a9"), "$.a9");
+  EXPECT_EQ(path_of("0a"), "$[\"0a\"]");
+  EXPECT_EQ(path_of("a-b"), "$[\"a-b\"]");
+  EXPECT_EQ(path_of("a:"), "$[\"a:\"]");  // ':' follows '9'.
+  EXPECT_EQ(path_of("a/"), "$[\"a/\"]");  // '/' precedes '0'.
+  EXPECT_EQ(path_of("a`"), "$[\"a`\"]");  // '`' precedes 'a'.
+  EXPECT_EQ(path_of("a{"), "$[\"a{\"]");  // '{' follows 'z'.
+  EXPECT_EQ(path_of("a@"), "$[\"a@\"]");  // '@' precedes 'A'.
+  EXPECT_EQ(path_of("a["), "$[\"a[\"]");  // '[' follows 'Z'.
+  EXPECT_EQ(path_of(""), "$[\"\"]");
+}
+
+TEST(SchemaTest, LongValuesAreShortenedInMessagesPastSixtyCharacters) {
+  auto message = [](const std::string& bound) {
+    auto v = Validate(json{{"const", bound}}, 1);
+    return v.size() == 1 ? v[0].message : "no single violation";
+  };
+  const std::string fits(58, 'x');  // 60 characters with its quotes.
+  EXPECT_THAT(message(fits), HasSubstr("\"" + fits + "\""));
+  const std::string cut = std::string(56, 'x') + "yzw";  // 61 with quotes: 57 are kept, then "...".
+  EXPECT_THAT(message(cut), HasSubstr("\"" + std::string(56, 'x') + "..."));
+  EXPECT_THAT(message(cut), Not(HasSubstr("y")));
+}
+
+TEST(SchemaTest, ItemsCheckTheFirstElementToo) {
+  auto paths = [](const json& schema, const json& instance) {
+    std::vector<std::string> out;
+    for (const auto& v : Validate(schema, instance)) out.push_back(v.path);
+    return out;
+  };
+  EXPECT_THAT(paths(json{{"items", {{"type", "string"}}}}, json{1, "a", 2}),
+              ElementsAre("$[0]", "$[2]"));
+  // A tuple checks each element against its own schema, and no further.
+  EXPECT_THAT(paths(json{{"items", json::array({{{"type", "string"}}, {{"type", "integer"}}})}},
+                    json{1, "a", "b"}),
+              ElementsAre("$[0]", "$[1]"));
+}
+
+TEST(SchemaTest, ZeroLengthLimitsAreEnforced) {
+  EXPECT_THAT(Validate(json{{"maxLength", 0}}, ""), IsEmpty());
+  EXPECT_THAT(Validate(json{{"maxLength", 0}}, "a"), testing::SizeIs(1));
+  EXPECT_THAT(Validate(json{{"maxItems", 0}}, json::array({1})), testing::SizeIs(1));
+}
+
+TEST(SchemaTest, ACapOfZeroStillReportsOneViolation) {
+  json many = json::array();
+  for (int i = 0; i < 10; ++i) many.push_back(i);
+  EXPECT_EQ(Validate(json{{"items", {{"type", "string"}}}}, many, 0).size(), 1u);
+  EXPECT_EQ(Validate(json{{"items", {{"type", "string"}}}}, many, 1).size(), 1u);
+}
+
+TEST(SchemaTest, UnusableSchemaAtValidationIsAViolationNamingTheProblem) {
+  auto v = Validate(json(3), 1);
+  ASSERT_THAT(v, testing::SizeIs(1));
+  EXPECT_THAT(v[0].message, HasSubstr("neither an object nor a boolean"));
+  v = Validate(json{{"pattern", "("}}, "x");
+  ASSERT_THAT(v, testing::SizeIs(1));
+  EXPECT_THAT(v[0].message, HasSubstr("does not compile"));
+}
+
+TEST(CheckSchemaTest, AcceptsEdgeValuesOfWellFormedKeywords) {
+  EXPECT_TRUE(CheckSchema(json{{"minLength", 0}}).ok());
+  EXPECT_TRUE(CheckSchema(json{{"const", 1}}).ok());
+  EXPECT_TRUE(CheckSchema(json{{"items", json::array({json::object()})}}).ok());
+  EXPECT_TRUE(CheckSchema(json{{"items", json::array({json::object(), json::object()})}}).ok());
+}
+
+TEST(CheckSchemaTest, ChecksEveryTupleItemIncludingTheFirst) {
+  EXPECT_FALSE(CheckSchema(json{{"items", json::array({{{"minLength", -1}}, json::object()})}}).ok());
+  EXPECT_FALSE(CheckSchema(json{{"items", json::array({json::object(), {{"minLength", -1}}})}}).ok());
+}
+
+TEST(KeywordTest, KnowsEnforcedKeywordsAndAnnotations) {
+  EXPECT_TRUE(IsSupportedKeyword("minimum"));
+  EXPECT_TRUE(IsSupportedKeyword("additionalProperties"));
+  EXPECT_TRUE(IsSupportedKeyword("title"));
+  EXPECT_FALSE(IsSupportedKeyword("format"));
+  EXPECT_FALSE(IsSupportedKeyword("$ref"));
+  EXPECT_FALSE(IsSupportedKeyword(""));
 }
 
 }  // namespace
