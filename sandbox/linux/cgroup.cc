@@ -1,4 +1,5 @@
 #include "sandbox/linux/cgroup.h"
+#include "sandbox/linux/cgroup_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,12 +30,11 @@
 namespace sandbox::linux_layers {
 namespace {
 
-constexpr char kCgroupRoot[] = "/sys/fs/cgroup";
 constexpr absl::Duration kEmptyBound = absl::Seconds(5);
 
 std::atomic<uint64_t> next_cgroup_id{0};
 
-bool IsCgroup2(const std::string& path) {
+bool IsCgroup2Mount(const std::string& path) {
   struct statfs fs;
   return statfs(path.c_str(), &fs) == 0 && static_cast<long>(fs.f_type) == linux_abi::kCgroup2SuperMagic;
 }
@@ -57,21 +57,8 @@ absl::Status WriteText(const std::string& path, const std::string& value) {
   return absl::OkStatus();
 }
 
-// "N:controllers:/path" lines of /proc/self/cgroup -> controller (or "" for v2) -> path.
-std::map<std::string, std::string> OwnCgroups() {
-  std::map<std::string, std::string> out;
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits(':', 2));
-    if (parts.size() != 3) continue;
-    if (parts[1].empty()) {
-      out[""] = parts[2];
-      continue;
-    }
-    for (absl::string_view c : absl::StrSplit(parts[1], ',')) out[std::string(c)] = parts[2];
-  }
-  return out;
+std::map<std::string, std::string> OwnCgroups(const internal::CgroupHost& host) {
+  return internal::ParseProcCgroup(ReadText(host.proc_self_cgroup));
 }
 
 // A "key value" line of a flat-keyed cgroup file (memory.events, pids.events, memory.oom_control).
@@ -85,15 +72,32 @@ uint64_t ReadKey(const std::string& path, absl::string_view key) {
   return 0;
 }
 
-struct V2Location {
-  std::string dir;
-  std::string why_not;
-};
+}  // namespace
 
-V2Location FindV2() {
-  std::string root = IsCgroup2(kCgroupRoot) ? kCgroupRoot : absl::StrCat(kCgroupRoot, "/unified");
-  if (!IsCgroup2(root)) return {"", "no cgroup2 mount"};
-  std::string dir = root + OwnCgroups()[""];
+namespace internal {
+
+std::map<std::string, std::string> ParseProcCgroup(absl::string_view text) {
+  std::map<std::string, std::string> out;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (parts.size() != 3) continue;
+    if (parts[1].empty()) {
+      out[""] = parts[2];
+      continue;
+    }
+    for (absl::string_view c : absl::StrSplit(parts[1], ',')) out[std::string(c)] = parts[2];
+  }
+  return out;
+}
+
+bool CgroupHost::IsCgroup2(const std::string& path) const {
+  return is_cgroup2 ? is_cgroup2(path) : IsCgroup2Mount(path);
+}
+
+V2Location FindV2(const CgroupHost& host) {
+  std::string root = host.IsCgroup2(host.root) ? host.root : absl::StrCat(host.root, "/unified");
+  if (!host.IsCgroup2(root)) return {"", "no cgroup2 mount"};
+  std::string dir = root + OwnCgroups(host)[""];
   if (!dir.empty() && dir.back() == '/') dir.pop_back();
   std::set<std::string> delegated = absl::StrSplit(ReadText(dir + "/cgroup.subtree_control"), absl::ByAnyChar(" \n"), absl::SkipEmpty());
   std::set<std::string> available = absl::StrSplit(ReadText(dir + "/cgroup.controllers"), absl::ByAnyChar(" \n"), absl::SkipEmpty());
@@ -110,17 +114,12 @@ V2Location FindV2() {
   return {dir, ""};
 }
 
-struct V1Location {
-  std::map<std::string, std::string> dirs;  // controller -> our cgroup dir in it
-  std::string why_not;
-};
-
-V1Location FindV1() {
+V1Location FindV1(const CgroupHost& host) {
   V1Location loc;
-  std::map<std::string, std::string> own = OwnCgroups();
+  std::map<std::string, std::string> own = OwnCgroups(host);
   for (const char* c : {"memory", "pids", "cpu"}) {
-    std::string mount = absl::StrCat(kCgroupRoot, "/", c);
-    if (!own.count(c) || !Exists(mount + "/cgroup.procs") || IsCgroup2(mount)) {
+    std::string mount = absl::StrCat(host.root, "/", c);
+    if (!own.count(c) || !Exists(mount + "/cgroup.procs") || host.IsCgroup2(mount)) {
       if (std::string(c) == "cpu") continue;  // Optional: memory and pids are what contain a run.
       loc.why_not = absl::StrCat("no v1 ", c, " controller mounted at ", mount);
       return loc;
@@ -135,6 +134,22 @@ V1Location FindV1() {
   }
   return loc;
 }
+
+CgroupProbe ProbeCgroups(const CgroupHost& host) {
+  V2Location v2 = FindV2(host);
+  if (!v2.dir.empty()) return {CgroupMode::kV2, absl::StrCat("v2 at ", v2.dir)};
+  V1Location v1 = FindV1(host);
+  if (v1.why_not.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [c, dir] : v1.dirs) parts.push_back(absl::StrCat(c, "=", dir));
+    return {CgroupMode::kV1, absl::StrCat("v1 (", v2.why_not, "): ", absl::StrJoin(parts, ", "))};
+  }
+  return {CgroupMode::kNone, absl::StrCat(v2.why_not, "; ", v1.why_not)};
+}
+
+}  // namespace internal
+
+namespace {
 
 std::vector<pid_t> ReadProcs(const std::string& dir) {
   std::vector<pid_t> pids;
@@ -167,22 +182,13 @@ const char* CgroupModeName(CgroupMode mode) {
   return "none";
 }
 
-CgroupProbe ProbeCgroups() {
-  V2Location v2 = FindV2();
-  if (!v2.dir.empty()) return {CgroupMode::kV2, absl::StrCat("v2 at ", v2.dir)};
-  V1Location v1 = FindV1();
-  if (v1.why_not.empty()) {
-    std::vector<std::string> parts;
-    for (const auto& [c, dir] : v1.dirs) parts.push_back(absl::StrCat(c, "=", dir));
-    return {CgroupMode::kV1, absl::StrCat("v1 (", v2.why_not, "): ", absl::StrJoin(parts, ", "))};
-  }
-  return {CgroupMode::kNone, absl::StrCat(v2.why_not, "; ", v1.why_not)};
-}
+CgroupProbe ProbeCgroups() { return internal::ProbeCgroups(internal::CgroupHost{}); }
 
 absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::Create(const CgroupLimits& limits) {
   std::unique_ptr<Cgroup> cg(new Cgroup());
   const std::string name = absl::StrCat("sandbox-", getpid(), "-", next_cgroup_id++);
-  V2Location v2 = FindV2();
+  const internal::CgroupHost host;
+  internal::V2Location v2 = internal::FindV2(host);
   if (!v2.dir.empty()) {
     cg->mode_ = CgroupMode::kV2;
     std::string dir = absl::StrCat(v2.dir, "/", name);
@@ -198,7 +204,7 @@ absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::Create(const CgroupLimits& limit
       SB_RETURN_IF_ERROR(WriteText(dir + "/cpu.max", absl::StrCat(*limits.cpu_millis * 100, " 100000")));
     }
   } else {
-    V1Location v1 = FindV1();
+    internal::V1Location v1 = internal::FindV1(host);
     if (!v1.why_not.empty()) {
       return MakeError(ErrorCode::kEUNSUPPORTED, absl::StrCat("cgroup: ", v2.why_not, "; ", v1.why_not));
     }
