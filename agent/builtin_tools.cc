@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "agent/sha256.h"
 #include "sandbox/errors.h"
+#include "sandbox/quote.h"
 #include "sandbox/runner.h"
 #include "sandbox/status_macros.h"
 #include "sandbox/workspace.h"
@@ -31,31 +32,6 @@ absl::StatusOr<const sandbox::Workspace*> WorkspaceOf(const ToolContext& ctx) {
     return MakeError(ErrorCode::kEINTERNAL, "no workspace is configured for this registry");
   }
   return ctx.env.workspace;
-}
-
-bool IsValidUtf8(absl::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t extra;
-    if (c < 0x80) {
-      extra = 0;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      extra = 1;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      extra = 3;
-    } else {
-      return false;
-    }
-    if (s.size() - i <= extra) return false;
-    for (size_t k = 1; k <= extra; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-    }
-    i += extra + 1;
-  }
-  return true;
 }
 
 // The longest prefix of `s` of at most `n` bytes that does not split a UTF-8 sequence.
@@ -97,7 +73,7 @@ absl::StatusOr<ToolOutput> FsRead(ToolContext& ctx, const json& args) {
   absl::StatusOr<std::string> content = ws->ReadFile(path, kReadCap);
   if (!content.ok()) return WithReadRangeHint(content.status());
   ToolOutput out;
-  bool utf8 = IsValidUtf8(*content);
+  bool utf8 = sandbox::IsWellFormedUtf8(*content);
   out.data = {{"path", path},
               {"content", *content},
               {"bytes", content->size()},
@@ -118,7 +94,7 @@ absl::StatusOr<ToolOutput> ReadBytes(const sandbox::Workspace& ws, const std::st
               {"bytes", content.size()},
               {"eof", content.size() < length},
               {"content", content},
-              {"utf8", IsValidUtf8(content)},
+              {"utf8", sandbox::IsWellFormedUtf8(content)},
               {"sha256", Sha256Hex(content)}};
   return out;
 }
@@ -169,7 +145,7 @@ absl::StatusOr<ToolOutput> ReadLines(const sandbox::Workspace& ws, const std::st
               {"content", collected},
               {"truncated", truncated},
               {"eof", eof && !done},
-              {"utf8", IsValidUtf8(collected)},
+              {"utf8", sandbox::IsWellFormedUtf8(collected)},
               {"sha256", Sha256Hex(collected)}};
   return out;
 }

@@ -68,6 +68,30 @@ class BuiltinToolsTest : public ::testing::Test {
   State state_;
 };
 
+// The tool contract a model is given (names, schemas with their limits, effects, idempotency,
+// scopes) and each tool's static cost, pinned: a change to what the model may send or what a call
+// costs the budget must be deliberate. On a deliberate change, the test writes the new contract
+// to its undeclared outputs (bazel-testlogs/agent/builtin_tools_test/test.outputs/) to copy over
+// agent/testdata/builtin_tools_contract.json.
+TEST_F(BuiltinToolsTest, ContractMatchesTheGolden) {
+  json contract = registry_->Describe();
+  for (json& tool : contract) {
+    const ToolSpec* spec = registry_->Find(tool["name"]);
+    ASSERT_NE(spec, nullptr);
+    tool["cost"] = spec->cost;
+    tool["has_precondition"] = static_cast<bool>(spec->precondition);
+  }
+  std::ifstream in("agent/testdata/builtin_tools_contract.json");
+  ASSERT_TRUE(in) << "agent/testdata/builtin_tools_contract.json is missing from the runfiles";
+  const json golden = json::parse(in);
+  if (contract != golden) {
+    if (const char* out = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR")) {
+      std::ofstream(absl::StrCat(out, "/builtin_tools_contract.json")) << contract.dump(2) << "\n";
+    }
+  }
+  EXPECT_EQ(contract, golden) << contract.dump(2);
+}
+
 TEST_F(BuiltinToolsTest, FsReadReturnsContentAndAHashRef) {
   json env = Call("fs.read", {{"path", "calc.sh"}});
   ASSERT_EQ(Code(env), "OK") << env.dump();
@@ -75,6 +99,38 @@ TEST_F(BuiltinToolsTest, FsReadReturnsContentAndAHashRef) {
   EXPECT_EQ(env["data"]["lines"], 3);
   EXPECT_EQ(env["refs"], json::parse(absl::StrCat(R"([{"path": "calc.sh", "sha256": ")",
                                                   Sha256Hex(ReadRaw("calc.sh")), "\"}]")));
+}
+
+TEST_F(BuiltinToolsTest, FsReadSaysWhetherTheContentIsWellFormedUtf8AndCountsLines) {
+  struct Case {
+    std::string content;
+    bool utf8;
+    int lines;
+  };
+  const Case cases[] = {
+      {"", true, 0},
+      {"a", true, 1},
+      {"a\n", true, 1},
+      {"a\nb", true, 2},
+      {"\n\n", true, 2},
+      {"\xc2\x80\xdf\xbf", true, 1},           // U+0080 and U+07FF.
+      {"\xe0\xa0\x80\xef\xbf\xbf", true, 1},   // U+0800 and U+FFFF.
+      {"\xf0\x90\x80\x80\xf4\x8f\xbf\xbf", true, 1},  // U+10000 and U+10FFFF.
+      {"x\xe4\xb8\xad\n", true, 1},             // A Chinese character.
+      {"\xc1\xbf", false, 1},                   // Overlong.
+      {"\xed\xa0\x80", false, 1},               // A surrogate: JSON would carry U+FFFD instead.
+      {"\xf5\x80\x80\x80", false, 1},           // Above U+10FFFF.
+      {"\xe4\xb8", false, 1},                   // Cut short at the end of the file.
+      {"\xe4\xb8x", false, 1},                  // A continuation byte missing.
+      {"\x80", false, 1},                       // A continuation byte on its own.
+  };
+  for (const Case& c : cases) {
+    WriteRaw(root_ + "/t.txt", c.content);
+    json env = Call("fs.read", {{"path", "t.txt"}});
+    ASSERT_EQ(Code(env), "OK") << env.dump();
+    EXPECT_EQ(env["data"]["utf8"], c.utf8) << env["data"].dump();
+    EXPECT_EQ(env["data"]["lines"], c.lines) << env["data"].dump();
+  }
 }
 
 TEST_F(BuiltinToolsTest, FsReadOverTheCapIsEfbigSuggestingReadRange) {
@@ -201,7 +257,8 @@ TEST_F(BuiltinToolsTest, TestRunPassingWritesALogOutsideTheListing) {
   const std::string log_path = env["refs"][0]["path"];
   EXPECT_THAT(log_path, ::testing::StartsWith(".agent/logs/test-"));
   EXPECT_EQ(env["refs"][0]["sha256"], Sha256Hex(ReadRaw(log_path)));
-  EXPECT_THAT(ReadRaw(log_path), HasSubstr("all good"));
+  EXPECT_THAT(ReadRaw(log_path),
+              ::testing::EndsWith("== stdout (9 bytes) ==\nall good\n== stderr (0 bytes) ==\n"));
   json list = Call("fs.list", json::object());
   EXPECT_THAT(list.dump(), ::testing::Not(HasSubstr(".agent")));
   EXPECT_EQ(state_.world.version, 0u);  // The log is not a change to the project.
@@ -225,6 +282,29 @@ TEST_F(BuiltinToolsTest, TestRunCapsOutputAndKeepsTheFullLog) {
   EXPECT_LE(env["data"]["stdout"].get<std::string>().size(), 64u);
   EXPECT_GT(env["data"]["stdout_bytes"].get<uint64_t>(), 64u);
   EXPECT_THAT(ReadRaw(env["refs"][0]["path"]), HasSubstr("line-99\n"));
+}
+
+// The summary shown to the model is cut to output_cap without splitting a character: "a" then
+// two-byte characters put byte 64 in the middle of the 32nd one, so 63 bytes are kept.
+TEST_F(BuiltinToolsTest, TestRunCutsOutputAtACharacterBoundary) {
+  std::string script = "{ printf a";
+  for (int i = 0; i < 40; ++i) script += "; printf '\\303\\251'";
+  MakeRegistry(BuiltinScopes(), {"/bin/sh", "-c", script + "; } | tee /dev/stderr"});
+  json env = Call("test.run", json::object());
+  ASSERT_EQ(Code(env), "OK") << env.dump();
+  std::string expected = "a";
+  for (int i = 0; i < 31; ++i) expected += "\xc3\xa9";
+  EXPECT_EQ(env["data"]["stdout"], expected);
+  EXPECT_EQ(env["data"]["stderr"], expected);
+  EXPECT_EQ(env["data"]["truncated"], true);
+  EXPECT_EQ(env["data"]["stdout_bytes"], 81);
+  EXPECT_EQ(env["data"]["log_complete"], true);
+  // The log keeps every byte of both streams, each ending in a newline.
+  std::string full = "a";
+  for (int i = 0; i < 40; ++i) full += "\xc3\xa9";
+  EXPECT_THAT(ReadRaw(env["refs"][0]["path"]),
+              ::testing::EndsWith("== stdout (81 bytes) ==\n" + full + "\n== stderr (81 bytes) ==\n" +
+                                  full + "\n"));
 }
 
 TEST_F(BuiltinToolsTest, TestRunTimeoutIsReportedNotPassed) {

@@ -37,6 +37,19 @@ size_t Utf8SequenceLength(absl::string_view s, size_t i) {
 
 }  // namespace
 
+bool IsWellFormedUtf8(absl::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<uint8_t>(text[i]) < 0x80) {
+      ++i;
+    } else if (size_t n = Utf8SequenceLength(text, i); n > 0) {
+      i += n;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string Quote(absl::string_view text, size_t max_bytes) {
   const bool cut = text.size() > max_bytes;
   if (cut) text = text.substr(0, max_bytes);

@@ -20,6 +20,11 @@ namespace sandbox {
 // the quote ends in "...", so a 1 MB path cannot make a 1 MB message.
 std::string Quote(absl::string_view text, size_t max_bytes = 256);
 
+// Whether `text` is well-formed UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates
+// (U+D800..U+DFFF), nothing above U+10FFFF, no sequence cut short. What Quote keeps unescaped, and
+// what a JSON encoder can carry without replacing bytes.
+bool IsWellFormedUtf8(absl::string_view text);
+
 }  // namespace sandbox
 
 #endif  // SANDBOX_QUOTE_H_

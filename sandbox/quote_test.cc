@@ -55,6 +55,8 @@ TEST(QuoteTest, KeepsEveryWellFormedEdgeOfUtf8) {
            "\xf4\x8f\xbf\xbf",  // U+10FFFF, the last code point (F4 needs 80..8F next).
        }) {
     EXPECT_EQ(Quote(s), "'" + s + "'") << AllEscaped(s);
+    EXPECT_TRUE(IsWellFormedUtf8(s)) << AllEscaped(s);
+    EXPECT_TRUE(IsWellFormedUtf8("a" + s + "b")) << AllEscaped(s);
     EXPECT_EQ(Quote("a" + s + "b"), "'a" + s + "b'") << AllEscaped(s);
   }
 }
@@ -76,7 +78,14 @@ TEST(QuoteTest, EscapesEveryIllFormedNeighbourOfThoseEdges) {
            "\x80",              // A continuation byte on its own.
        }) {
     EXPECT_EQ(Quote(s), "'" + AllEscaped(s) + "'") << AllEscaped(s);
+    EXPECT_FALSE(IsWellFormedUtf8(s)) << AllEscaped(s);
+    EXPECT_FALSE(IsWellFormedUtf8("a" + s)) << AllEscaped(s);
   }
+}
+
+TEST(QuoteTest, AsciiAndEmptyTextAreWellFormed) {
+  EXPECT_TRUE(IsWellFormedUtf8(""));
+  EXPECT_TRUE(IsWellFormedUtf8(std::string("\0\x7f plain", 8)));
 }
 
 TEST(QuoteTest, PrintableAsciiIsKeptFromSpaceToTilde) {
