@@ -433,6 +433,43 @@ TEST_F(EgressTest, PublicLiteralIsAllowedOnlyIfOnTheAllowlistInCanonicalForm) {
   EXPECT_TRUE(dns_.lookups->empty());
 }
 
+// The edges of the IPv4 literal grammar (WHATWG, inet_aton): a bare "0x" part is zero, a part may
+// be exactly 2^32 - 1, five parts are too many, and a last label that only starts like hex is a
+// name, looked up as one.
+TEST_F(EgressTest, Ipv4LiteralGrammarEdges) {
+  dns_.table["a.0xg"] = {"93.184.216.34"};
+  const EgressPolicy policy = Policy({"93.184.216.0", "a.0xg"});
+  auto zero = policy.Check("http://0x5d.0xb8.0xd8.0x/");
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_EQ(zero->address, "93.184.216.0");
+  ExpectDenied(policy, "http://4294967295/", "255.255.255.255 is broadcast");
+  ExpectDenied(policy, "http://0xffffffff/", "255.255.255.255 is broadcast");
+  ExpectInvalid(policy, "http://4294967296/", "malformed IPv4 address");
+  ExpectInvalid(policy, "http://1.2.3.4.0/", "malformed IPv4 address");
+  ExpectInvalid(policy, "http://0.0.0.0.0/", "malformed IPv4 address");
+  auto name = policy.Check("http://a.0xg/");
+  ASSERT_TRUE(name.ok()) << name.status();
+  EXPECT_EQ(name->address, "93.184.216.34");
+}
+
+TEST_F(EgressTest, SpaceAnywhereInTheUrlIsRefused) {
+  dns_.table["example.com"] = {"93.184.216.34"};
+  const EgressPolicy policy = Policy({"example.com"});
+  ExpectInvalid(policy, "http://example.com/a b", "whitespace");
+  ExpectInvalid(policy, "http://example.com/a\x7f", "whitespace");
+  auto ok = policy.Check("http://example.com/a~!");
+  EXPECT_TRUE(ok.ok()) << ok.status();
+}
+
+TEST_F(EgressTest, AllowEntryWithOneBracketIsInvalid) {
+  for (const char* entry : {"[::1", "::1]", "[example.com"}) {
+    EXPECT_EQ(CodeOf(EgressPolicy::Create({entry}, dns_.AsResolver()).status()),
+              ErrorCode::kEINVAL)
+        << entry;
+  }
+  EXPECT_TRUE(EgressPolicy::Create({"[2606:2800::1]"}, dns_.AsResolver()).ok());
+}
+
 TEST_F(EgressTest, EveryResolvedAddressIsCheckedDnsRebindingShape) {
   dns_.table["rebind.example"] = {"93.184.216.34", "127.0.0.1"};
   dns_.table["rebind6.example"] = {"2606:2800::1", "::ffff:10.0.0.1"};
