@@ -102,6 +102,26 @@ TEST_F(NamespacesTest, WorkspaceUnderTmpSurvivesThePrivateTmp) {
   rmdir(ws.c_str());
 }
 
+// The private /tmp holds the chain of directories down to a workspace under /tmp and nothing else:
+// no stray prefix of its name ("/tmp/n", "/tmp/ns", ...), no file of the host's /tmp.
+TEST_F(NamespacesTest, PrivateTmpHoldsOnlyTheWorkspaceChain) {
+  std::string outer = MakeDir("/tmp", "ns-chain");
+  std::string ws = outer + "/inner";
+  ASSERT_EQ(mkdir(ws.c_str(), 0755), 0);
+  NamespaceOptions o = Options();
+  o.workspace = ws;
+  const std::string outer_name = outer.substr(5);
+  ChildOutcome out = RunIsolated(
+      o, absl::StrCat("[ \"$(ls -A /tmp)\" = '", outer_name, "' ] || exit 3; [ \"$(ls -A ", outer,
+                      ")\" = inner ] || exit 4; echo y > ", ws, "/inside"));
+  EXPECT_TRUE(out.Exited(0)) << out.ToString() << " (3: /tmp holds more than the chain, 4: so does "
+                             << outer << ")";
+  EXPECT_TRUE(Exists(ws + "/inside"));
+  unlink((ws + "/inside").c_str());
+  rmdir(ws.c_str());
+  rmdir(outer.c_str());
+}
+
 TEST_F(NamespacesTest, LoopbackListenerAndResolverAreUnreachable) {
   int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
