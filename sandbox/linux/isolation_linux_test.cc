@@ -19,6 +19,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "sandbox/errors.h"
 #include "sandbox/isolation.h"
@@ -226,6 +229,82 @@ TEST_F(IsolationTest, MemoryHogIsKilledByTheMemoryLimitAndTheResultSaysSo) {
   ASSERT_TRUE(res.ok()) << res.status();
   EXPECT_EQ(res->term_signal, SIGKILL) << res->out.data;
   EXPECT_TRUE(res->memory_limit_killed);
+}
+
+TEST_F(IsolationTest, CgroupLimitsAreListedAndAPlainRunIsNotCalledOomKilled) {
+  NEED(Layer::kCgroup);
+  IsolationOptions o = Only({Layer::kCgroup});
+  o.memory_bytes = 256 << 20;
+  o.pids = 64;
+  o.cpu_millis = 500;
+  absl::StatusOr<RunResult> res = RunIsolated(Request({"/bin/true"}), o);
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_EQ(res->exit_code, 0);
+  EXPECT_FALSE(res->memory_limit_killed);
+  const std::vector<std::string>& in = res->limits_in_force;
+  for (const char* limit : {"cgroup.memory=268435456", "cgroup.pids=64", "cgroup.cpu_millis=500"}) {
+    EXPECT_TRUE(std::count(in.begin(), in.end(), limit) == 1) << limit << " not in " << absl::StrJoin(in, ",");
+  }
+  IsolationOptions unlimited = Only({Layer::kCgroup});
+  unlimited.memory_bytes = std::nullopt;
+  unlimited.pids = std::nullopt;
+  unlimited.cpu_millis = std::nullopt;
+  res = RunIsolated(Request({"/bin/true"}), unlimited);
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_FALSE(Has(res->limits_in_force, "cgroup.")) << absl::StrJoin(res->limits_in_force, ",");
+}
+
+// Each namespace layer is applied when asked for, and only then: the command's namespaces are
+// compared with the test's own through /proc/self/ns.
+TEST_F(IsolationTest, OnlyTheNamespacesAskedForAreEntered) {
+  if (geteuid() != 0) GTEST_SKIP() << "as non-root every namespace brings a user namespace along";
+  NEED(Layer::kMountNs, Layer::kUtsNs, Layer::kIpcNs);
+  const std::vector<std::string> kinds = {"mnt", "uts", "ipc", "user", "net"};
+  auto own = [&] {
+    std::vector<std::string> out;
+    for (const std::string& k : kinds) {
+      char buf[64] = {};
+      EXPECT_GT(readlink(absl::StrCat("/proc/self/ns/", k).c_str(), buf, sizeof(buf) - 1), 0);
+      out.push_back(buf);
+    }
+    return absl::StrJoin(out, "\n") + "\n";
+  }();
+  auto entered = [&](std::set<Layer> layers) -> std::string {
+    std::string script = "readlink";
+    for (const std::string& k : kinds) script += " /proc/self/ns/" + k;
+    absl::StatusOr<RunResult> res = RunIsolated(Request({"/bin/sh", "-c", script}), Only(layers));
+    if (!res.ok()) return std::string(res.status().message());
+    std::vector<std::string> mine = absl::StrSplit(own, '\n');
+    std::vector<std::string> theirs = absl::StrSplit(res->out.data, '\n');
+    std::vector<std::string> differ;
+    for (size_t i = 0; i < kinds.size() && i < theirs.size(); ++i) {
+      if (theirs[i] != mine[i]) differ.push_back(kinds[i]);
+    }
+    return absl::StrJoin(differ, ",");
+  };
+  EXPECT_EQ(entered({Layer::kMountNs}), "mnt");
+  EXPECT_EQ(entered({Layer::kUtsNs, Layer::kIpcNs}), "uts,ipc");
+  EXPECT_EQ(entered({}), "");
+}
+
+TEST_F(IsolationTest, ProbeDetailsSayWhatEachLayerDoes) {
+  for (const LayerStatus& s : ProbeLayers()) {
+    if (!s.available) continue;
+    if (s.layer == Layer::kNetNs) {
+      EXPECT_EQ(s.detail, "loopback only, down");
+    }
+    if (s.layer == Layer::kMountNs) {
+      EXPECT_EQ(s.detail, "workspace rw, rest read-only (mount_setattr), private /tmp");
+    }
+    if (s.layer == Layer::kLandlock) {
+      int abi = 0;
+      ASSERT_TRUE(absl::StartsWith(s.detail, "ABI ")) << s.detail;
+      ASSERT_TRUE(absl::SimpleAtoi(s.detail.substr(4, s.detail.find(',') - 4), &abi)) << s.detail;
+      EXPECT_GT(abi, 0);
+      EXPECT_EQ(absl::StrContains(s.detail, ", TCP rights"), abi >= 4) << s.detail;
+      EXPECT_EQ(absl::StrContains(s.detail, ", IPC scoping"), abi >= 6) << s.detail;
+    }
+  }
 }
 
 TEST_F(IsolationTest, DefaultSeccompProfileDeniesEscapesInsideTheRunner) {
