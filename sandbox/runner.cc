@@ -121,16 +121,13 @@ int DupStdio(const void* arg) {
 int StartSession(const void*) { return setsid() == -1 ? errno : 0; }
 
 // The parent blocked every signal around fork and may have handlers or SIG_IGN (SIGPIPE is often
-// ignored by servers) that exec would carry over: give the program default dispositions and an empty
-// mask, as a fresh process from a shell would have.
+// ignored by servers; some launchers ignore the real-time signals glibc reserves) that exec would
+// carry over: give the program default dispositions and an empty mask, as a fresh process from a
+// shell would have.
 int ResetSignals(const void*) {
-  struct sigaction action;
-  std::memset(&action, 0, sizeof(action));
-  action.sa_handler = SIG_DFL;
-  sigemptyset(&action.sa_mask);
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
-    sigaction(sig, &action, nullptr);  // EINVAL for the signals libc reserves: nothing to reset.
+    platform::SetDefaultDisposition(sig);  // Also the ones libc reserves, where the platform can.
   }
   sigset_t none;
   sigemptyset(&none);

@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "sandbox/errors.h"
+#include "sandbox/linux/child_step.h"
 #include "sandbox/runner_platform.h"
 
 #ifndef SYS_close_range
@@ -69,6 +70,8 @@ UniqueFd OpenExitNotifier(pid_t pid) {
   }
   return UniqueFd(static_cast<int>(fd));
 }
+
+int SetDefaultDisposition(int sig) { return linux_layers::SetDefaultDisposition(sig); }
 
 int64_t MaxRssKb(const struct rusage& usage) { return static_cast<int64_t>(usage.ru_maxrss); }
 

@@ -40,6 +40,11 @@ int CloseFdRange(int first, int last, int loop_bound);
 // platform has none; the runner then checks with waitid(WNOHANG) on a short tick.
 UniqueFd OpenExitNotifier(pid_t pid);
 
+// Sets `sig` to SIG_DFL. Linux goes past libc's sigaction, which refuses the real-time signals glibc
+// reserves for itself (32, 33): a runner started with those ignored would otherwise pass that on.
+// Async-signal-safe. Returns 0 or an errno.
+int SetDefaultDisposition(int sig);
+
 // ru_maxrss in KiB (Linux reports KiB, macOS bytes).
 int64_t MaxRssKb(const struct rusage& usage);
 

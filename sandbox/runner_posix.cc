@@ -1,8 +1,10 @@
 // POSIX implementation of runner_platform.h: what macOS and `--config=portable` use.
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "sandbox/errors.h"
 #include "sandbox/runner_platform.h"
@@ -51,6 +53,14 @@ int CloseFdRange(int first, int last, int loop_bound) {
 }
 
 UniqueFd OpenExitNotifier(pid_t) { return UniqueFd(); }
+
+int SetDefaultDisposition(int sig) {
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  return sigaction(sig, &action, nullptr) == 0 ? 0 : errno;
+}
 
 int64_t MaxRssKb(const struct rusage& usage) {
 #if defined(__APPLE__)

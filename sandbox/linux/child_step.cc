@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,13 +52,33 @@ size_t CStrLen(const char* s) {
   return n;
 }
 
+int SetDefaultDisposition(int sig) {
+  // The kernel's struct sigaction on every architecture this builds for (x86-64, arm64, and their
+  // 32-bit forms): handler, flags, restorer, then the mask as one 64-bit word.
+  struct KernelSigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)();
+    uint64_t mask;
+  } action = {SIG_DFL, 0, nullptr, 0};
+  return syscall(SYS_rt_sigaction, sig, &action, nullptr, sizeof(action.mask)) == 0 ? 0 : errno;
+}
+
+int ResetAllSignals() {
+  constexpr int kLastSignal = 64;  // _NSIG - 1 on Linux; glibc's NSIG is 65.
+  for (int sig = 1; sig <= kLastSignal; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    if (int err = SetDefaultDisposition(sig); err != 0) return err;
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  return sigprocmask(SIG_SETMASK, &none, nullptr) == 0 ? 0 : errno;
+}
+
 [[noreturn]] void MirrorStatus(int status) {
   if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
-  struct sigaction dfl;
-  std::memset(&dfl, 0, sizeof(dfl));
-  dfl.sa_handler = SIG_DFL;
-  sigaction(sig, &dfl, nullptr);
+  SetDefaultDisposition(sig);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, sig);

@@ -53,6 +53,16 @@ size_t FormatUint(uint64_t value, char* buf, size_t size);
 // Length of a NUL-terminated string (strlen is not on POSIX's async-signal-safe list).
 size_t CStrLen(const char* s);
 
+// Sets `sig` to SIG_DFL with an empty handler mask, through the raw rt_sigaction system call: glibc's
+// sigaction refuses the real-time signals it reserves (32 and 33), so a process started with those
+// ignored (SIG_IGN survives exec; some launchers pass them on) could not clear them for the program
+// it execs. Returns 0 or an errno (EINVAL for SIGKILL, SIGSTOP and numbers out of range).
+int SetDefaultDisposition(int sig);
+
+// Every signal from 1 to the kernel's last (64) at SIG_DFL, SIGKILL and SIGSTOP excepted, and an
+// empty signal mask: the state a program gets from a fresh shell. Returns 0 or the first errno.
+int ResetAllSignals();
+
 // Ends this process the way `status` (a wait status) says: the same exit code, or death by the same
 // signal (its default action restored and unblocked first). Used by the waiters that stand in for a
 // command (pid-namespace init, subreaper waiter) so the runner sees the command's own result.

@@ -121,6 +121,41 @@ TEST_F(IsolationPoolTest, RunsACommandWithEveryLayerListed) {
   }
 }
 
+// The command starts with every signal at its default and none blocked, whatever the runner had:
+// here the runner ignores SIGUSR2 and SIGPIPE and blocks SIGUSR1 while the pool forks its seeds, and
+// the seed itself ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT as the waiter. A command that inherited
+// an ignored SIGPIPE would loop on EPIPE; one that inherited a blocked signal could not be stopped.
+TEST_F(IsolationPoolTest, TheCommandStartsWithDefaultSignalsAndAnEmptyMask) {
+  struct sigaction ignore = {}, old_usr2 = {}, old_pipe = {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGUSR2, &ignore, &old_usr2), 0);
+  ASSERT_EQ(sigaction(SIGPIPE, &ignore, &old_pipe), 0);
+  sigset_t usr1, old_mask;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &usr1, &old_mask), 0);
+  for (bool all_layers : {true, false}) {
+    // All layers: the seed is pid 1 of its namespace. Only the reaper: a subreaper seed.
+    IsolationPool pool(all_layers ? All() : [&] {
+      IsolationOptions o;
+      o.enabled = {Layer::kReaper};
+      o.workspace = workspace_;
+      return o;
+    }());
+    for (int i = 0; i < 2; ++i) {  // The first seed on the run's path, the second prepared ahead.
+      absl::StatusOr<RunResult> res =
+          pool.Run(Request({"/bin/sh", "-c", "grep -E '^Sig(Ign|Blk):' /proc/self/status"}));
+      ASSERT_TRUE(res.ok()) << res.status();
+      EXPECT_EQ(res->out.data, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n")
+          << (all_layers ? "all layers" : "reaper only") << ", run " << i;
+      pool.WaitIdle();
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  sigaction(SIGUSR2, &old_usr2, nullptr);
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+}
+
 TEST_F(IsolationPoolTest, AFileARunWritesToItsPrivateTmpIsNotVisibleToTheNextRun) {
   NEED(Layer::kUserNs, Layer::kMountNs);
   IsolationPool pool(All());

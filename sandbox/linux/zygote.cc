@@ -212,15 +212,10 @@ bool ReadFull(int fd, char* data, size_t size) {
   if (int err = CloseAllBut(a.keep, a.keep_count); err != 0) ReportTo(control, true, kCloseInherited, err);
   // The parent blocked every signal around clone; give the seed default dispositions (the waiter
   // kinds ignore the runner's SIGTERM so the command gets the grace period) and an empty mask.
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) SetDisposition(sig, SIG_DFL);  // EINVAL for libc's own: fine.
-  }
+  if (int err = ResetAllSignals(); err != 0) ReportTo(control, true, kSignals, err);
   if (a.tree != SeedTree::kDirect) {
     for (int sig : kWaiterIgnores) SetDisposition(sig, SIG_IGN);
   }
-  sigset_t none;
-  sigemptyset(&none);
-  if (sigprocmask(SIG_SETMASK, &none, nullptr) != 0) ReportTo(control, true, kSignals, errno);
   if (setsid() < 0) ReportTo(control, true, kSetsid, errno);
   if (a.tree == SeedTree::kSubreaper && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
     ReportTo(control, true, kSubreaperStep, errno);
