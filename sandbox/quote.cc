@@ -5,13 +5,11 @@
 #include "absl/strings/str_format.h"
 
 namespace sandbox {
-namespace {
 
-// Length of the valid UTF-8 sequence starting at s[i] (2 to 4), or 0 if the bytes there are not one.
-// Rejects overlong forms, surrogates and code points above U+10FFFF (RFC 3629).
 size_t Utf8SequenceLength(absl::string_view s, size_t i) {
   const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
   const uint8_t b0 = byte(i);
+  if (b0 < 0x80) return 1;
   size_t len = 0;
   uint8_t lo = 0x80, hi = 0xBF;  // Allowed range of the second byte.
   if (b0 >= 0xC2 && b0 <= 0xDF) {
@@ -35,17 +33,11 @@ size_t Utf8SequenceLength(absl::string_view s, size_t i) {
   return len;
 }
 
-}  // namespace
-
 bool IsWellFormedUtf8(absl::string_view text) {
   for (size_t i = 0; i < text.size();) {
-    if (static_cast<uint8_t>(text[i]) < 0x80) {
-      ++i;
-    } else if (size_t n = Utf8SequenceLength(text, i); n > 0) {
-      i += n;
-    } else {
-      return false;
-    }
+    const size_t n = Utf8SequenceLength(text, i);
+    if (n == 0) return false;
+    i += n;
   }
   return true;
 }

@@ -20,6 +20,11 @@ namespace sandbox {
 // the quote ends in "...", so a 1 MB path cannot make a 1 MB message.
 std::string Quote(absl::string_view text, size_t max_bytes = 256);
 
+// Length of the well-formed UTF-8 sequence (RFC 3629) that starts at text[i] (i < text.size()): 1 for
+// ASCII, 2 to 4 for a multi-byte character, 0 if the bytes there are not one (an overlong form, a
+// surrogate, a code point above U+10FFFF, a sequence cut short or a stray continuation byte).
+size_t Utf8SequenceLength(absl::string_view text, size_t i);
+
 // Whether `text` is well-formed UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates
 // (U+D800..U+DFFF), nothing above U+10FFFF, no sequence cut short. What Quote keeps unescaped, and
 // what a JSON encoder can carry without replacing bytes.

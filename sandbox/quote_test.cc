@@ -83,6 +83,18 @@ TEST(QuoteTest, EscapesEveryIllFormedNeighbourOfThoseEdges) {
   }
 }
 
+TEST(QuoteTest, SequenceLengthIsCountedFromAnyOffset) {
+  const std::string s = "a\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80\x80";
+  EXPECT_EQ(Utf8SequenceLength(s, 0), 1u);
+  EXPECT_EQ(Utf8SequenceLength(s, 1), 2u);
+  EXPECT_EQ(Utf8SequenceLength(s, 2), 0u);  // A continuation byte does not start a sequence.
+  EXPECT_EQ(Utf8SequenceLength(s, 3), 3u);
+  EXPECT_EQ(Utf8SequenceLength(s, 6), 4u);
+  EXPECT_EQ(Utf8SequenceLength(s, 10), 0u);
+  EXPECT_EQ(Utf8SequenceLength(s.substr(0, 9), 6), 0u);  // Cut short by the end of the text.
+  EXPECT_EQ(Utf8SequenceLength(s.substr(0, 10), 6), 4u);  // Ending exactly at the end.
+}
+
 TEST(QuoteTest, AsciiAndEmptyTextAreWellFormed) {
   EXPECT_TRUE(IsWellFormedUtf8(""));
   EXPECT_TRUE(IsWellFormedUtf8(std::string("\0\x7f plain", 8)));

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "sandbox/errors.h"
+#include "sandbox/quote.h"
 
 namespace sandbox {
 namespace {
@@ -37,35 +38,6 @@ nlohmann::json StreamToJson(const StreamCapture& stream) {
           {"utf8_lossy", lossy}};
 }
 
-// Length of the valid UTF-8 sequence at s[i], or 0 if none starts there (RFC 3629: no overlongs, no
-// surrogates, nothing above U+10FFFF).
-size_t ValidSequenceLength(absl::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
-  const uint8_t b0 = byte(i);
-  if (b0 < 0x80) return 1;
-  size_t length;
-  uint8_t low = 0x80, high = 0xBF;  // Allowed range of the second byte.
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    length = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    length = 3;
-    if (b0 == 0xE0) low = 0xA0;
-    if (b0 == 0xED) high = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    length = 4;
-    if (b0 == 0xF0) low = 0x90;
-    if (b0 == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > s.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  return length;
-}
-
 }  // namespace
 
 std::string ToValidUtf8(absl::string_view bytes, bool* lossy) {
@@ -73,7 +45,7 @@ std::string ToValidUtf8(absl::string_view bytes, bool* lossy) {
   out.reserve(bytes.size());
   *lossy = false;
   for (size_t i = 0; i < bytes.size();) {
-    const size_t length = ValidSequenceLength(bytes, i);
+    const size_t length = Utf8SequenceLength(bytes, i);
     if (length == 0) {
       out.append("\xEF\xBF\xBD");
       *lossy = true;

@@ -72,6 +72,13 @@ TEST(RunResultJsonTest, Utf8ValidationFollowsRfc3629) {
     ToValidUtf8(bad, &lossy);
     EXPECT_TRUE(lossy) << bad;
   }
+  // Each byte that starts no sequence becomes one U+FFFD; what follows is read afresh.
+  EXPECT_EQ(ToValidUtf8("a\xE2\x82", &lossy), "a\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(ToValidUtf8("\xED\xA0\x80z", &lossy), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDz");
+  EXPECT_EQ(ToValidUtf8("\xC3\xA9\xA9", &lossy), "\xC3\xA9\xEF\xBF\xBD");
+  EXPECT_TRUE(lossy);
+  EXPECT_EQ(ToValidUtf8("\xF4\x8F\xBF\xBF", &lossy), "\xF4\x8F\xBF\xBF");
+  EXPECT_FALSE(lossy);
 }
 
 TEST(RunResultJsonTest, ErrorCarriesTheTableRow) {
