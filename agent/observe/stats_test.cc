@@ -90,21 +90,71 @@ TEST(StatsTest, TruncatedLastLineIsReported) {
   EXPECT_THAT(text, HasSubstr("no run_end"));
 }
 
+// The whole text, so a line dropped or reordered shows: tools by calls, ties in name order.
 TEST(StatsTest, TextForm) {
-  std::string text = FormatStatsText(ComputeStats(LoadTestdata("two_runs.jsonl")));
-  EXPECT_THAT(text, HasSubstr("runs 2 (2 with run_end)\n"));
-  EXPECT_THAT(text, HasSubstr("tool error rate 0.429 (3 of 7 steps failed)\n"));
-  EXPECT_THAT(text, HasSubstr("cost: units 7, cpu_ms 3, wall_ms 12.500\n"));
-  EXPECT_THAT(text, HasSubstr("errors by code: EPERM 3\n"));
-  EXPECT_THAT(text, HasSubstr("  fs.read: EPERM 3\n"));
-  EXPECT_THAT(text, HasSubstr("(scripted:good, done, 4 steps): 1:8/8 2:7/7 3:6/6 4:5/5\n"));
+  EXPECT_EQ(FormatStatsText(ComputeStats(LoadTestdata("two_runs.jsonl"))),
+            "runs 2 (2 with run_end)\n"
+            "steps 7, mean steps per run 3.50\n"
+            "tool error rate 0.429 (3 of 7 steps failed)\n"
+            "stop reasons: done 1, no_progress 1\n"
+            "cost: units 7, cpu_ms 3, wall_ms 12.500\n"
+            "\n"
+            "tool              calls errors     p50_ms     p95_ms     max_ms\n"
+            "fs.read               4      3      0.050      0.095      0.095\n"
+            "patch.apply           1      0      0.059      0.059      0.059\n"
+            "task.finish           1      0      0.052      0.052      0.052\n"
+            "test.run              1      0      0.079      0.079      0.079\n"
+            "\n"
+            "errors by code: EPERM 3\n"
+            "errors by tool:\n"
+            "  fs.read: EPERM 3\n"
+            "\n"
+            "budget curve (step: steps_left/tools_left before the step)\n"
+            "  run 0123456789abcdef0123456789abcdef (scripted:good, done, 4 steps): 1:8/8 2:7/7 3:6/6 "
+            "4:5/5\n"
+            "  run 2222222222222222bbbbbbbbbbbbbbbb (scripted:escape, no_progress, 3 steps): 1:8/8 "
+            "2:7/7 3:6/6\n");
 }
 
 TEST(StatsTest, EmptySet) {
   json s = ComputeStats(TraceSet{});
   EXPECT_EQ(s["runs"], 0);
   EXPECT_EQ(s["error_rate"], 0.0);
-  EXPECT_THAT(FormatStatsText(s), HasSubstr("runs 0"));
+  EXPECT_EQ(FormatStatsText(s),
+            "runs 0 (0 with run_end)\n"
+            "steps 0, mean steps per run 0.00\n"
+            "tool error rate 0.000 (0 of 0 steps failed)\n"
+            "stop reasons: none\n"
+            "cost: units 0\n"
+            "\n"
+            "tool              calls errors     p50_ms     p95_ms     max_ms\n"
+            "\n"
+            "errors by code: none\n"
+            "errors by tool: none\n"
+            "\n"
+            "budget curve (step: steps_left/tools_left before the step)\n");
+}
+
+// A hundred calls of one tool, 1 to 100 ms: the 50th, 95th and 100th by nearest rank.
+TEST(StatsTest, PercentilesOfAHundredCalls) {
+  TraceSet set;
+  RunRecord run;
+  run.run_id = "r";
+  for (int i = 1; i <= 100; ++i) {
+    StepRecord s;
+    s.step = i;
+    s.tool = "t";
+    s.duration_ms = 101 - i;
+    s.result = {{"ok", true}};
+    run.steps.push_back(s);
+  }
+  set.runs.push_back(run);
+  const json t = ComputeStats(set)["tools"][0];
+  EXPECT_EQ(t["p50_ms"], 50);
+  EXPECT_EQ(t["p95_ms"], 95);
+  EXPECT_EQ(t["max_ms"], 100);
+  std::vector<double> v = {3, 1, 2};
+  EXPECT_EQ(Percentile(v, 0), 1);  // Rank 0 is clamped to the smallest.
 }
 
 }  // namespace
