@@ -85,6 +85,8 @@ TEST(OtelTest, GenAiSpansAndOurAttributes) {
   const json& refused = spans[6];
   EXPECT_EQ(Attr(refused, "error.type")["stringValue"], "EPERM");
   EXPECT_EQ(Attr(refused, "sandboxed_agent.error.suggested_action")["stringValue"], "stop");
+  EXPECT_EQ(Attr(refused, "sandboxed_agent.error.retryable")["boolValue"], false);
+  EXPECT_TRUE(Attr(step, "sandboxed_agent.error.retryable").is_null());
   EXPECT_EQ(refused["status"]["code"], 2);
   EXPECT_FALSE(refused["status"]["message"].get<std::string>().empty());
 }
@@ -102,6 +104,40 @@ TEST(OtelTest, StepTimesComeFromStartedAtAndDuration) {
   const int64_t end = std::stoll(span["endTimeUnixNano"].get<std::string>());
   EXPECT_EQ(start, absl::ToUnixNanos(started));
   EXPECT_EQ(end - start, static_cast<int64_t>(std::llround(first.duration_ms * 1e6)));
+}
+
+// A hand-edited or foreign trace with fields of the wrong type: the attribute is left out, the
+// export does not throw.
+TEST(OtelTest, FieldsOfTheWrongTypeAreLeftOut) {
+  TraceSet set;
+  RunRecord run;
+  run.run_id = "0123456789abcdef0123456789abcdef";
+  StepRecord bad;
+  bad.step = 1;
+  bad.tool = "fs.read";
+  bad.result = {{"ok", false},
+                {"error", {{"code", "EPERM"}, {"message", "no"}, {"retryable", "yes"},
+                           {"suggested_action", 7}}}};
+  bad.state = {{"world_version", "three"}};
+  run.steps.push_back(bad);
+  StepRecord good = bad;
+  good.step = 2;
+  good.result["error"]["retryable"] = true;
+  good.result["error"]["suggested_action"] = "retry";
+  good.state = {{"world_version", 3}};
+  run.steps.push_back(good);
+  set.runs.push_back(run);
+  json doc;
+  ASSERT_NO_THROW(doc = ToOtlpJson(set));
+  const json& spans = Spans(doc);
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_TRUE(Attr(spans[1], "sandboxed_agent.error.retryable").is_null());
+  EXPECT_TRUE(Attr(spans[1], "sandboxed_agent.error.suggested_action").is_null());
+  EXPECT_TRUE(Attr(spans[1], "sandboxed_agent.world_version").is_null());
+  EXPECT_EQ(Attr(spans[1], "error.type")["stringValue"], "EPERM");
+  EXPECT_EQ(Attr(spans[2], "sandboxed_agent.error.retryable")["boolValue"], true);
+  EXPECT_EQ(Attr(spans[2], "sandboxed_agent.error.suggested_action")["stringValue"], "retry");
+  EXPECT_EQ(Attr(spans[2], "sandboxed_agent.world_version")["intValue"], "3");
 }
 
 TEST(OtelTest, ARunWithoutRunEnd) {
