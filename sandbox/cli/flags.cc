@@ -287,7 +287,7 @@ std::string UsageText() {
     std::string line = absl::StrCat("  ", doc.name, doc.value.empty() ? "" : "=", doc.value);
     line.resize(std::max(line.size() + 1, kHelpColumn), ' ');
     for (absl::string_view word : absl::StrSplit(doc.help, ' ')) {  // Wrap at kWidth columns.
-      if (line.size() + word.size() > kWidth && line.size() > kHelpColumn) {
+      if (line.size() + 1 + word.size() > kWidth && line.size() > kHelpColumn) {
         absl::StrAppend(&text, line, "\n");
         line = std::string(kHelpColumn, ' ');
       }

@@ -3,12 +3,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "sandbox/errors.h"
 
@@ -126,6 +129,43 @@ TEST(ParseCommandLineTest, BadFlagsGiveOneLineNamingTheFlag) {
     EXPECT_TRUE(absl::StrContains(options.status().message(), needle))
         << options.status().message();
     EXPECT_FALSE(absl::StrContains(options.status().message(), "\n"));
+  }
+}
+
+// Each flag's help starts at column 24 (or one space after a long synopsis) and wraps at 100
+// columns onto lines indented to column 24, word by word, never earlier than it must; only a single
+// word wider than the space may pass column 100.
+TEST(UsageTextTest, FlagHelpIsWrappedAtOneHundredColumns) {
+  constexpr size_t kColumn = 24, kWidth = 100;
+  const std::vector<std::string> lines = absl::StrSplit(UsageText(), '\n');
+  const std::string indent(kColumn, ' ');
+  for (const FlagDoc& flag : AllFlags()) {
+    const std::string synopsis =
+        absl::StrCat("  ", flag.name, flag.value.empty() ? "" : "=", flag.value);
+    size_t first = 0;
+    while (first < lines.size() && !absl::StartsWith(lines[first], synopsis + " ")) ++first;
+    ASSERT_LT(first, lines.size()) << synopsis;
+    const size_t start = std::max(synopsis.size() + 1, kColumn);
+    ASSERT_GT(lines[first].size(), start) << lines[first];
+    EXPECT_EQ(lines[first].substr(0, start), synopsis + std::string(start - synopsis.size(), ' '))
+        << lines[first];
+    EXPECT_NE(lines[first][start], ' ') << lines[first];
+    std::vector<std::string> block = {lines[first].substr(start)};
+    for (size_t i = first + 1; i < lines.size() && absl::StartsWith(lines[i], indent); ++i) {
+      const std::string rest = lines[i].substr(kColumn);
+      ASSERT_FALSE(rest.empty() || rest[0] == ' ') << lines[i];
+      // Wrapped only because the word did not fit on the line above.
+      const size_t first_word = rest.find(' ') == std::string::npos ? rest.size() : rest.find(' ');
+      EXPECT_GT(lines[i - 1].size() + 1 + first_word, kWidth) << lines[i - 1] << "\n" << lines[i];
+      block.push_back(rest);
+    }
+    EXPECT_EQ(absl::StrJoin(block, " "), flag.help) << flag.name;
+  }
+  for (const std::string& line : lines) {
+    if (line.size() <= kWidth) continue;
+    EXPECT_TRUE(absl::StartsWith(line, indent) &&
+                line.substr(kColumn).find(' ') == std::string::npos)
+        << line.size() << " columns: " << line;
   }
 }
 
