@@ -1,5 +1,8 @@
 #include "agent/cli_flags.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -62,6 +65,39 @@ TEST_F(FlagParserTest, HelpIsRecognised) {
   ASSERT_TRUE(Parse({"--help"}).ok());
   EXPECT_TRUE(flags_.help());
   EXPECT_THAT(flags_.Usage(), HasSubstr("--max-steps"));
+}
+
+// The whole usage text: flags in the order they were added, =VALUE and defaults only where a flag
+// takes a value, and --help last.
+TEST_F(FlagParserTest, UsageListsFlagsInOrderWithDefaults) {
+  flags_.AddString("trace", "", "where");
+  EXPECT_EQ(flags_.Usage(),
+            "usage: prog [flags]\n\nabout\n\nflags:\n"
+            "  --mode=VALUE\n      mode (default: good)\n"
+            "  --max-steps=VALUE\n      steps (default: 8)\n"
+            "  --append-trace\n      append\n"
+            "  --trace=VALUE\n      where\n"
+            "  --help\n      print this text and exit 0\n");
+}
+
+TEST_F(FlagParserTest, ShortOrBareArgumentsArePositional) {
+  auto pos = Parse({"-", "x", "--max-steps", "3", "--", "-h", "--mode"});
+  ASSERT_TRUE(pos.ok()) << pos.status();
+  EXPECT_THAT(*pos, ElementsAre("-", "x", "-h", "--mode"));
+  EXPECT_EQ(flags_.GetInt("max-steps"), 3);
+  EXPECT_FALSE(flags_.help());
+  EXPECT_TRUE(Parse({"-h"}).ok());
+  EXPECT_TRUE(flags_.help());
+}
+
+TEST(ResolveUserPathTest, RelativePathsFollowTheCurrentDirectoryOutsideBazelRun) {
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+  EXPECT_EQ(ResolveUserPath("t.jsonl"), std::string(cwd) + "/t.jsonl");
+  setenv("BUILD_WORKING_DIRECTORY", "", 1);
+  EXPECT_EQ(ResolveUserPath("t.jsonl"), std::string(cwd) + "/t.jsonl");
+  unsetenv("BUILD_WORKING_DIRECTORY");
 }
 
 TEST(ResolveUserPathTest, RelativePathsFollowBuildWorkingDirectory) {
