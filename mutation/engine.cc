@@ -410,6 +410,9 @@ class Session {
         Say(std::string(gen.status().message()));
         return kExitUsage;
       }
+      if (absl::StatusOr<std::string> why = SkipFileReason(f, *text); why.ok() && !why->empty()) {
+        Say(absl::StrCat(f, ": no generated mutants (skip-file: ", *why, ")"));
+      }
       mutants_.insert(mutants_.end(), gen->begin(), gen->end());
     }
     return kContinue;

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
 
 namespace mutation {
@@ -393,23 +394,38 @@ void Constants(const std::string& code, LineMutator* lm) {
 
 // The reason in `// mutation: skip(reason)`; nullopt-like empty string with *present=false when
 // there is no marker.
-absl::Status SkipMarker(const Line& line, const std::string& path, bool* skip) {
-  *skip = false;
-  std::size_t at = line.raw.find(kSkipMarker);
-  if (at == std::string::npos || line.code.substr(at, 1) != " ") return absl::OkStatus();
-  std::size_t open = at + std::char_traits<char>::length(kSkipMarker);
+// The reason of `marker(reason)` in a comment on `line`: "" with *present=false when the line has no
+// such marker, InvalidArgument when it has one without a reason. `example` is what the error shows.
+absl::Status MarkerReason(const Line& line, const std::string& path, const char* marker,
+                          const char* example, bool* present, std::string* reason) {
+  *present = false;
+  reason->clear();
+  const std::size_t marker_len = std::char_traits<char>::length(marker);
+  std::size_t at = line.raw.find(marker);
+  // In a comment, and not the start of a longer marker (skip vs skip-file).
+  while (at != std::string::npos &&
+         (line.code.substr(at, 1) != " " ||
+          (at + marker_len < line.raw.size() && line.raw[at + marker_len] == '-'))) {
+    at = line.raw.find(marker, at + 1);
+  }
+  if (at == std::string::npos) return absl::OkStatus();
+  std::size_t open = at + marker_len;
   std::size_t close = line.raw.find(')', open);
-  std::string reason;
   if (open < line.raw.size() && line.raw[open] == '(' && close != std::string::npos) {
-    reason = std::string(absl::StripAsciiWhitespace(line.raw.substr(open + 1, close - open - 1)));
+    *reason = std::string(absl::StripAsciiWhitespace(line.raw.substr(open + 1, close - open - 1)));
   }
-  if (reason.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ":", line.number, ": `", kSkipMarker,
-        "` needs a reason: write `// mutation: skip(why this line has no useful mutant)`"));
+  if (reason->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ":", line.number, ": `", marker,
+                                                   "` needs a reason: write `// ", example, "`"));
   }
-  *skip = true;
+  *present = true;
   return absl::OkStatus();
+}
+
+absl::Status SkipMarker(const Line& line, const std::string& path, bool* skip) {
+  std::string reason;
+  return MarkerReason(line, path, kSkipMarker, "mutation: skip(why this line has no useful mutant)",
+                      skip, &reason);
 }
 
 }  // namespace
@@ -439,8 +455,26 @@ std::vector<std::pair<std::size_t, std::size_t>> OneLineConditions(const std::st
   return out;
 }
 
+absl::StatusOr<std::string> SkipFileReason(const std::string& path, const std::string& text) {
+  for (const Line& line : SplitLines(text, CodeMask(text))) {
+    // A comment line of its own: a marker in a string literal, or after code, is not one.
+    if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(line.raw), "//")) continue;
+    bool present = false;
+    std::string reason;
+    absl::Status marker = MarkerReason(line, path, kSkipFileMarker,
+                                       "mutation: skip-file(why no line here needs a mutant)",
+                                       &present, &reason);
+    if (!marker.ok()) return marker;
+    if (present) return reason;
+  }
+  return std::string();
+}
+
 absl::StatusOr<std::vector<Mutant>> GenerateMutants(const std::string& path,
                                                     const std::string& text) {
+  absl::StatusOr<std::string> skip_file = SkipFileReason(path, text);
+  if (!skip_file.ok()) return skip_file.status();
+  if (!skip_file->empty()) return std::vector<Mutant>();
   std::vector<bool> mask = CodeMask(text);
   std::vector<Line> lines = SplitLines(text, mask);
   std::vector<Mutant> out;

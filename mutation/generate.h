@@ -24,6 +24,10 @@ inline constexpr const char* kConstantMinus = "ConstantMinusOne";  // N -> N-1
 
 // The marker that excludes a line: `// mutation: skip(reason)`. The reason is required.
 inline constexpr const char* kSkipMarker = "mutation: skip";
+// The marker that excludes a whole file, on a comment line of its own anywhere in it:
+// `// mutation: skip-file(reason)`, for test support that lives in a file of its own (a harness, a
+// helper binary) and is a judge, not the judged. The reason is required.
+inline constexpr const char* kSkipFileMarker = "mutation: skip-file";
 
 // For every byte of `text`, whether it is code the generator may mutate: false inside comments,
 // string/char/raw-string literals and preprocessor lines (with their continuations).
@@ -34,9 +38,14 @@ std::vector<bool> CodeMask(const std::string& text);
 // condition sites.
 std::vector<std::pair<std::size_t, std::size_t>> OneLineConditions(const std::string& code);
 
+// The reason of `text`'s skip-file marker; "" when it has none. InvalidArgument naming the line when
+// the marker has no reason.
+absl::StatusOr<std::string> SkipFileReason(const std::string& path, const std::string& text);
+
 // Every generated mutant of `text`, which is the content of repository file `path`, in order of
 // position. Ids are "path:line:operator:index", index counting that operator's sites on that line.
-// InvalidArgument when a skip marker has no reason (the marker must say why).
+// None for a file with a skip-file marker. InvalidArgument when a skip or skip-file marker has no
+// reason (the marker must say why).
 absl::StatusOr<std::vector<Mutant>> GenerateMutants(const std::string& path,
                                                     const std::string& text);
 

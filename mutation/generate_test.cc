@@ -12,6 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 std::vector<Mutant> Gen(const std::string& text) {
   absl::StatusOr<std::vector<Mutant>> m = GenerateMutants("p/f.cc", text);
@@ -123,6 +124,29 @@ TEST(GenerateTest, SkipMarkerExcludesItsLineAndNeedsAReason) {
   EXPECT_THAT(bad.status().message(), HasSubstr("p/f.cc:1"));
   EXPECT_THAT(bad.status().message(), HasSubstr("needs a reason"));
   EXPECT_FALSE(GenerateMutants("p/f.cc", "x = a < b;  // mutation: skip( )\n").ok());
+}
+
+TEST(GenerateTest, SkipFileMarkerExcludesTheWholeFileAndNeedsAReason) {
+  const std::string harness =
+      "// A test harness.\n// mutation: skip-file(test support: the judge, not the judged)\n"
+      "x = a < b;\n";
+  EXPECT_THAT(Gen("x = a < b;\n"), Not(IsEmpty()));
+  EXPECT_THAT(Gen(harness), IsEmpty());
+  absl::StatusOr<std::string> why = SkipFileReason("p/f.cc", harness);
+  ASSERT_TRUE(why.ok()) << why.status();
+  EXPECT_EQ(*why, "test support: the judge, not the judged");
+  EXPECT_EQ(*SkipFileReason("p/f.cc", "x = a < b;\n"), "");
+  absl::StatusOr<std::vector<Mutant>> bad =
+      GenerateMutants("p/f.cc", "x = 1;\n// mutation: skip-file\nx = a < b;\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("p/f.cc:2"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("skip-file"));
+  // Only on a comment line of its own: in a string it is text, and the file's mutants stay.
+  EXPECT_EQ(Gen("const char* s = \"mutation: skip-file(no)\";\nx = a < b;\n").size(),
+            Gen("x = a < b;\n").size());
+  // The line marker beside it still works, and is not read as a skip-file without a reason.
+  EXPECT_EQ(Gen("if (x > 1) f();  // mutation: skip(equivalent)\nx = a < b;\n").size(),
+            Gen("x = a < b;\n").size());
 }
 
 TEST(GenerateTest, IdsAreStableAndCountPerOperatorPerLine) {

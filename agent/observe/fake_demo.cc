@@ -1,3 +1,4 @@
+// mutation: skip-file(test support: in-memory demo tools for recording trace fixtures, testonly)
 #include "agent/observe/fake_demo.h"
 
 #include <memory>

@@ -4,6 +4,7 @@
 // TraceWriter over in-memory demo tools (fake_demo.h). Timings (duration_ms, started_at, ended_at)
 // are real measurements, so a regenerated file differs in those fields only; the golden OTLP file
 // must be regenerated with it (testdata/README.md).
+// mutation: skip-file(test support: writes the trace fixtures of testdata/, testonly)
 #include <cstdio>
 #include <string>
 #include <unistd.h>

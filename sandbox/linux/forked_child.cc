@@ -1,3 +1,4 @@
+// mutation: skip-file(test support: the proof tests' fork-and-wait harness, testonly)
 #include "sandbox/linux/forked_child.h"
 
 #include <errno.h>

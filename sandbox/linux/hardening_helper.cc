@@ -9,6 +9,7 @@
 //   write PATH          create PATH; exit 0 if it worked, else print the errno
 //   deny SYSCALL        ptrace | mount | unshare | keyctl | io_uring_setup | tiocsti:
 //                       exit 0 if the call failed with EPERM, 1 if it worked, 2 for another errno
+// mutation: skip-file(test support: the program the isolation tests run inside the sandbox)
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
