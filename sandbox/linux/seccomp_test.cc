@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/io_uring.h>
 #include <linux/keyctl.h>
 #include <sched.h>
@@ -19,6 +20,7 @@
 
 #include <fstream>
 #include <set>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "sandbox/errors.h"
@@ -62,6 +64,90 @@ void ExpectCompiledMatchesTable(const SeccompProfile& profile) {
       }
     }
   }
+}
+
+// The emulator on hand-written programs, one instruction class at a time, with the kernel's
+// classic-BPF semantics (Documentation/networking/filter.rst): what libseccomp emits today uses few
+// of them, but a filter from another libseccomp version may use any.
+uint32_t Emulate(std::vector<sock_filter> insns, const seccomp_data& data = {}) {
+  return EmulateFilter(BpfProgram{"test", std::move(insns)}, data);
+}
+
+TEST(SeccompEmulatorTest, LoadsImmediateLengthMemoryAndAbsolute) {
+  const sock_filter ret_a = BPF_STMT(BPF_RET | BPF_A, 0);
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LD | BPF_IMM, 7), ret_a}), 7u);
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0), ret_a}), sizeof(seccomp_data));
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LD | BPF_IMM, 5), BPF_STMT(BPF_ST, 15), BPF_STMT(BPF_LD | BPF_IMM, 0),
+                     BPF_STMT(BPF_LD | BPF_MEM, 15), ret_a}),
+            5u);
+  seccomp_data data{};
+  data.nr = 42;
+  data.args[5] = 0x1122334455667788ull;
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0), ret_a}, data), 42u);
+  // The last word of seccomp_data (the high half of args[5] on little-endian) is in range.
+  const uint32_t last = sizeof(seccomp_data) - 4;
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LD | BPF_W | BPF_ABS, last), ret_a}, data), 0x11223344u);
+  // Past the end, or a scratch word that does not exist: the kernel would have refused the filter.
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LD | BPF_W | BPF_ABS, last + 1), ret_a}, data),
+            SECCOMP_RET_KILL_PROCESS);
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LD | BPF_MEM, BPF_MEMWORDS), ret_a}), SECCOMP_RET_KILL_PROCESS);
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_ST, BPF_MEMWORDS), ret_a}), SECCOMP_RET_KILL_PROCESS);
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_STX, BPF_MEMWORDS), ret_a}), SECCOMP_RET_KILL_PROCESS);
+}
+
+TEST(SeccompEmulatorTest, IndexRegisterAndTransfers) {
+  const sock_filter ret_a = BPF_STMT(BPF_RET | BPF_A, 0);
+  const sock_filter txa = BPF_STMT(BPF_MISC | BPF_TXA, 0);
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LDX | BPF_IMM, 9), txa, ret_a}), 9u);
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LDX | BPF_W | BPF_LEN, 0), txa, ret_a}), sizeof(seccomp_data));
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LDX | BPF_IMM, 6), BPF_STMT(BPF_STX, 2), BPF_STMT(BPF_LDX | BPF_IMM, 0),
+                     BPF_STMT(BPF_LDX | BPF_MEM, 2), txa, ret_a}),
+            6u);
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LDX | BPF_MEM, BPF_MEMWORDS), ret_a}), SECCOMP_RET_KILL_PROCESS);
+  // TAX copies A to X; A is then overwritten and restored from X.
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LD | BPF_IMM, 4), BPF_STMT(BPF_MISC | BPF_TAX, 0),
+                     BPF_STMT(BPF_LD | BPF_IMM, 0), txa, ret_a}),
+            4u);
+}
+
+TEST(SeccompEmulatorTest, ArithmeticAndDivisionByZero) {
+  auto alu = [](uint32_t a, uint16_t op, uint32_t k) {
+    return Emulate({BPF_STMT(BPF_LD | BPF_IMM, a), BPF_STMT(BPF_ALU | op | BPF_K, k),
+                    BPF_STMT(BPF_RET | BPF_A, 0)});
+  };
+  EXPECT_EQ(alu(17, BPF_DIV, 5), 3u);
+  EXPECT_EQ(alu(17, BPF_MOD, 5), 2u);
+  EXPECT_EQ(alu(17, BPF_DIV, 0), SECCOMP_RET_KILL_PROCESS);
+  EXPECT_EQ(alu(17, BPF_MOD, 0), SECCOMP_RET_KILL_PROCESS);
+  EXPECT_EQ(alu(6, BPF_SUB, 8), static_cast<uint32_t>(-2));
+  EXPECT_EQ(alu(6, BPF_MUL, 7), 42u);
+  EXPECT_EQ(alu(1, BPF_LSH, 33), 2u);  // Shifts take the count modulo 32.
+  EXPECT_EQ(alu(0x80, BPF_RSH, 4), 8u);
+  EXPECT_EQ(alu(0xF0, BPF_XOR, 0xFF), 0x0Fu);
+  // By X: a zero X is as fatal as a zero K.
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LD | BPF_IMM, 9), BPF_STMT(BPF_LDX | BPF_IMM, 0),
+                     BPF_STMT(BPF_ALU | BPF_DIV | BPF_X, 0), BPF_STMT(BPF_RET | BPF_A, 0)}),
+            SECCOMP_RET_KILL_PROCESS);
+}
+
+TEST(SeccompEmulatorTest, ConditionalJumpsAtTheirEdges) {
+  // A = a; if (A <op> k) return 1; else return 2.
+  auto jump = [](uint32_t a, uint16_t op, uint32_t k) {
+    return Emulate({BPF_STMT(BPF_LD | BPF_IMM, a), BPF_JUMP(BPF_JMP | op | BPF_K, k, 0, 1),
+                    BPF_STMT(BPF_RET | BPF_K, 1), BPF_STMT(BPF_RET | BPF_K, 2)});
+  };
+  EXPECT_EQ(jump(5, BPF_JGT, 5), 2u);
+  EXPECT_EQ(jump(6, BPF_JGT, 5), 1u);
+  EXPECT_EQ(jump(5, BPF_JGE, 5), 1u);
+  EXPECT_EQ(jump(4, BPF_JGE, 5), 2u);
+  EXPECT_EQ(jump(5, BPF_JEQ, 5), 1u);
+  EXPECT_EQ(jump(6, BPF_JSET, 4), 1u);
+  EXPECT_EQ(jump(6, BPF_JSET, 1), 2u);
+  // JA skips k instructions; falling off the end is invalid.
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_JMP | BPF_JA, 1), BPF_STMT(BPF_RET | BPF_K, 1),
+                     BPF_STMT(BPF_RET | BPF_K, 2)}),
+            2u);
+  EXPECT_EQ(Emulate({BPF_STMT(BPF_LD | BPF_IMM, 1)}), SECCOMP_RET_KILL_PROCESS);
 }
 
 TEST(SeccompCompileTest, DefaultProfileCompilesToItsTable) {
