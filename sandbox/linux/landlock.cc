@@ -93,8 +93,14 @@ int LandlockAbi(std::string* why) {
 
 absl::StatusOr<PreparedLandlock> PrepareLandlock(const LandlockPolicy& policy) {
   std::string why;
+  const int abi = LandlockAbi(&why);
+  return PrepareLandlockForAbi(policy, abi, why);
+}
+
+absl::StatusOr<PreparedLandlock> PrepareLandlockForAbi(const LandlockPolicy& policy, int abi,
+                                                       const std::string& why) {
   PreparedLandlock p;
-  p.abi = LandlockAbi(&why);
+  p.abi = abi;
   if (p.abi == 0) return MakeError(ErrorCode::kEUNSUPPORTED, absl::StrCat("landlock: ", why));
   for (const auto* list : {&policy.read_only, &policy.read_write}) {
     for (const std::string& path : *list) {

@@ -47,6 +47,11 @@ struct PreparedLandlock {
 // EUNSUPPORTED (with the reason) when the kernel has no Landlock; EINVAL for a relative path.
 absl::StatusOr<PreparedLandlock> PrepareLandlock(const LandlockPolicy& policy);
 
+// PrepareLandlock for a kernel of Landlock ABI `abi` (0: none, for the reason `why`), without
+// probing: what each older kernel would be asked to handle, for tests on a machine that has one ABI.
+absl::StatusOr<PreparedLandlock> PrepareLandlockForAbi(const LandlockPolicy& policy, int abi,
+                                                       const std::string& why);
+
 // create ruleset -> add a rule per path -> landlock_restrict_self. Requires no_new_privs.
 std::array<LayerStep, 3> LandlockSteps(const PreparedLandlock& prepared);
 

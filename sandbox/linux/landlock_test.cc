@@ -154,5 +154,60 @@ TEST(LandlockPrepareTest, RelativePathIsInvalid) {
   EXPECT_FALSE(PrepareLandlock({.read_write = {"relative/ws"}}).ok());
 }
 
+// What each Landlock ABI is asked to handle, without a kernel: a right the kernel does not know makes
+// landlock_create_ruleset fail with EINVAL, so asking an ABI 1 kernel for REFER would leave a run
+// without the layer. The masks are the uapi bit values (linux/landlock.h).
+TEST(LandlockPrepareTest, EachAbiIsAskedOnlyForTheRightsItKnows) {
+  struct Want {
+    uint64_t fs, net, scoped;
+    size_t attr_size;
+    const char* describe;
+  };
+  const Want want[] = {
+      {0x1FFF, 0, 0, 8, "landlock(abi=1,fs)"},        // Execute .. MakeSym.
+      {0x3FFF, 0, 0, 8, "landlock(abi=2,fs)"},        // + Refer.
+      {0x7FFF, 0, 0, 8, "landlock(abi=3,fs)"},        // + Truncate.
+      {0x7FFF, 0x3, 0, 16, "landlock(abi=4,fs,net)"}, // + TCP bind and connect.
+      {0x7FFF, 0x3, 0, 16, "landlock(abi=5,fs,net)"}, // IoctlDev stays unhandled.
+      {0x7FFF, 0x3, 0x3, 24, "landlock(abi=6,fs,net,scope)"},  // + abstract unix, signals.
+      {0x7FFF, 0x3, 0x3, 24, "landlock(abi=7,fs,net,scope)"},
+  };
+  for (int abi = 1; abi <= 7; ++abi) {
+    const Want& w = want[abi - 1];
+    absl::StatusOr<PreparedLandlock> p = PrepareLandlockForAbi({.read_write = {"/ws"}}, abi, "");
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->abi, abi);
+    EXPECT_EQ(p->handled_fs, w.fs) << "abi " << abi;
+    EXPECT_EQ(p->handled_net, w.net) << "abi " << abi;
+    EXPECT_EQ(p->scoped, w.scoped) << "abi " << abi;
+    EXPECT_EQ(p->attr_size, w.attr_size) << "abi " << abi;
+    EXPECT_EQ(p->read_only_access, 0xDu) << "abi " << abi;  // Execute, ReadFile, ReadDir.
+    EXPECT_EQ(p->read_write_access, w.fs) << "abi " << abi;
+    EXPECT_EQ(DescribeLandlock(*p), w.describe);
+  }
+}
+
+TEST(LandlockPrepareTest, NetworkAndScopingAreLeftOutWhenThePolicyAllowsThem) {
+  LandlockPolicy policy;
+  policy.read_write = {"/ws"};
+  policy.deny_tcp = false;
+  policy.scope_ipc = false;
+  absl::StatusOr<PreparedLandlock> p = PrepareLandlockForAbi(policy, 7, "");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->handled_net, 0u);
+  EXPECT_EQ(p->scoped, 0u);
+  EXPECT_EQ(p->attr_size, 8u);
+  EXPECT_EQ(DescribeLandlock(*p), "landlock(abi=7,fs)");
+}
+
+TEST(LandlockPrepareTest, NoLandlockIsUnsupportedWithTheReason) {
+  absl::StatusOr<PreparedLandlock> p = PrepareLandlockForAbi({}, 0, "kernel says no");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(), "landlock: kernel says no");
+  LandlockPolicy relative;
+  relative.read_only = {"etc"};
+  EXPECT_FALSE(PrepareLandlockForAbi(relative, 7, "").ok());
+}
+
 }  // namespace
 }  // namespace sandbox::linux_layers
