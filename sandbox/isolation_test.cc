@@ -62,6 +62,38 @@ TEST(IsolationFlagsTest, BuildsOptionsAndRejectsContradictions) {
   EXPECT_TRUE(absl::StrContains(e.status().message(), "--require")) << e.status();
 }
 
+TEST(IsolationFlagsTest, CgroupLimitsFromFlagsOverrideTheDefaultsOnlyWhenGiven) {
+  IsolationFlagValues f;
+  f.isolate = "cgroup";
+  absl::StatusOr<IsolationOptions> defaults = IsolationFromFlags(f, "/ws");
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->memory_bytes, IsolationOptions().memory_bytes);
+  EXPECT_EQ(defaults->pids, IsolationOptions().pids);
+  EXPECT_EQ(defaults->cpu_millis, std::nullopt);
+  f.memory_bytes = 1 << 20;
+  f.cpu_millis = 250;
+  absl::StatusOr<IsolationOptions> set = IsolationFromFlags(f, "/ws");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->memory_bytes, uint64_t{1} << 20);
+  EXPECT_EQ(set->cpu_millis, 250u);
+  // Only required layers still asks for isolation.
+  IsolationFlagValues required_only;
+  required_only.require = "seccomp";
+  EXPECT_TRUE(WantsIsolation(*IsolationFromFlags(required_only, "/ws")));
+}
+
+TEST(DoctorTest, TextIsOneAlignedLinePerLayerThenTheFacts) {
+  DoctorReport report;
+  report.platform = "Linux 6.1 x86_64";
+  report.layers = {{Layer::kUserNs, true, "works"}, {Layer::kLandlock, false, "no ABI"}};
+  report.facts = {{"cgroup_mode", "v1"}};
+  EXPECT_EQ(DoctorText(report),
+            "platform: Linux 6.1 x86_64\n"
+            "  userns    available    works\n"
+            "  landlock  unavailable  no ABI\n"
+            "cgroup_mode: v1\n");
+}
+
 TEST(DoctorTest, ListsEveryLayerAsTextAndJson) {
   DoctorReport report = Doctor();
   EXPECT_EQ(report.layers.size(), AllLayers().size());
