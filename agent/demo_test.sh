@@ -127,8 +127,23 @@ expect_usage_error "run_demo bad layer" "$run_demo" --isolate=moat
 expect_usage_error "tool bad JSON" "$tool" --workspace="$tmp/good-ws" fs.read '{"path": '
 expect_usage_error "tool no workspace" "$tool" fs.read '{}'
 expect_usage_error "tool bad flag" "$tool" --nope
+expect_usage_error "run_demo timeout 0" "$run_demo" --test-timeout-s=0
+expect_usage_error "run_demo timeout past a day" "$run_demo" --test-timeout-s=86401
+expect_usage_error "run_demo negative budget" "$run_demo" --max-steps=-1
+expect_usage_error "run_demo budget past 1000000" "$run_demo" --max-tool-calls=1000001
+expect_usage_error "tool timeout 0" "$tool" --workspace="$tmp/good-ws" --test-timeout-s=0 test.run
+expect_usage_error "tool timeout past a day" "$tool" --workspace="$tmp/good-ws" --test-timeout-s=86401 test.run
+expect_usage_error "tool three arguments" "$tool" --workspace="$tmp/good-ws" fs.read '{}' extra
 check "run_demo --help exits 0" "$run_demo" --help
 check "tool --help exits 0" "$tool" --help
+check "run_demo --help prints the flags" grep -q -- '--test-timeout-s=VALUE' <("$run_demo" --help)
+check "tool --help prints the flags" grep -q -- '--test-timeout-s=VALUE' <("$tool" --help)
+# The edges that are allowed: a day of test timeout and a budget of 1000000 run.
+"$run_demo" --mode=good --test-timeout-s=86400 --max-steps=1000000 --workspace="$tmp/edge-ws" \
+  --trace="$tmp/edge.jsonl" >"$tmp/edge.out" 2>/dev/null || true
+check "run_demo accepts the edges of its ranges" jq -e '.stop_reason == "done"' "$tmp/edge.out"
+"$tool" --workspace="$tmp/edge-ws" --test-timeout-s=1 fs.read '{"path": "calc.sh"}' >"$tmp/edge-tool.out" || true
+check "tool accepts a timeout of 1 s" jq -e '.ok' "$tmp/edge-tool.out"
 
 set +e
 "$run_demo" --trace=/nonexistent-dir/t.jsonl --workspace="$tmp/loop-ws" >/dev/null 2>"$tmp/start.err"
