@@ -1,5 +1,6 @@
 #include "agent/observe/trace_reader.h"
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/observe/test_util.h"
 #include "gmock/gmock.h"
@@ -109,6 +110,7 @@ TEST(TraceReaderTest, RejectsLinesThatAreNotTraceLines) {
       {"{\"trace_version\":1,\"type\":\"bogus\",\"run_id\":\"r\"}\n",
        "inline:1: unknown line type 'bogus'"},
       {"{\"trace_version\":1,\"type\":\"run_end\"}\n", "inline:1: no non-empty string 'run_id'"},
+      {"{\"trace_version\":1,\"type\":3,\"run_id\":\"r\"}\n", "inline:1: no string 'type' field"},
       {"{\"trace_version\":1,\"type\":\"run_end\",\"run_id\":\"r\",\"stop_reason\":\"done\","
        "\"steps\":\"4\",\"tool_calls\":4}\n",
        "inline:1: run_end line: 'steps' must be an integer, not string"},
@@ -125,6 +127,44 @@ TEST(TraceReaderTest, RejectsLinesThatAreNotTraceLines) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.text;
     EXPECT_THAT(std::string(s.message()), HasSubstr(c.expected)) << c.text;
   }
+}
+
+// Only the last line of a file without a final newline can be a killed writer's partial line: a
+// broken line before it is an error even then.
+TEST(TraceReaderTest, ABrokenMiddleLineIsAnErrorWithOrWithoutAFinalNewline) {
+  std::vector<std::string> lines = absl::StrSplit(ReadTestdata("good.jsonl"), '\n', absl::SkipEmpty());
+  lines.insert(lines.begin() + 2, "{\"trace_version\":1,");
+  for (const char* end : {"\n", ""}) {
+    TraceSet set;
+    absl::Status s = ParseTrace("inline", absl::StrJoin(lines, "\n") + end, set);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << "ending '" << end << "'";
+    EXPECT_THAT(std::string(s.message()), HasSubstr("inline:3: not JSON")) << s;
+  }
+}
+
+TEST(TraceReaderTest, AStepAfterTheRunEndIsAWarning) {
+  std::vector<std::string> lines = absl::StrSplit(ReadTestdata("good.jsonl"), '\n', absl::SkipEmpty());
+  std::string step = lines[lines.size() - 2];  // The last step line.
+  lines.push_back(step);
+  TraceSet set = ParseText(absl::StrJoin(lines, "\n") + "\n");
+  ASSERT_FALSE(set.warnings.empty());
+  EXPECT_THAT(absl::StrJoin(set.warnings, "\n"), HasSubstr("step line after the run_end of run"));
+}
+
+TEST(TraceReaderTest, FieldsOfTheWrongTypeReadAsAbsent) {
+  StepRecord s;
+  s.result = {{"ok", false}, {"error", "EPERM"}};  // Not an object: no code to read.
+  EXPECT_EQ(s.error_code(), "");
+  s.result = {{"ok", false}, {"error", {{"code", "EPERM"}}}};
+  EXPECT_EQ(s.error_code(), "EPERM");
+  std::vector<std::string> lines = absl::StrSplit(ReadTestdata("good.jsonl"), '\n', absl::SkipEmpty());
+  nlohmann::json step = nlohmann::json::parse(lines[1]);
+  step["started_at"] = 12;
+  lines[1] = step.dump();
+  TraceSet set = ParseText(absl::StrJoin(lines, "\n") + "\n");
+  ASSERT_EQ(set.runs.size(), 1u);
+  EXPECT_EQ(set.runs[0].steps[0].started_at, "");
+  EXPECT_FALSE(set.runs[0].steps[1].started_at.empty());
 }
 
 TEST(TraceReaderTest, AMissingFileNamesThePath) {
