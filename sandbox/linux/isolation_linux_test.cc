@@ -21,30 +21,21 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "sandbox/errors.h"
 #include "sandbox/isolation.h"
 #include "sandbox/linux/helper_path.h"
+#include "sandbox/linux/isolation_test_util.h"
 
 namespace sandbox {
 namespace {
 
 std::string Helper() { return HardeningHelperPath(); }
 
-std::string MakeWorkspace() {
-  const char* base = getenv("TEST_TMPDIR");
-  std::string tmpl = absl::StrCat(base != nullptr ? base : "/var/tmp", "/iso-XXXXXX");
-  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
-  char real[PATH_MAX];
-  EXPECT_NE(realpath(tmpl.c_str(), real), nullptr);
-  return real;
-}
-
 RunRequest Request(std::vector<std::string> argv) {
   RunRequest r;
   r.argv = std::move(argv);
-  r.cwd = MakeWorkspace();
+  r.cwd = MakeWorkspace("iso");
   r.wall_timeout = absl::Seconds(20);
   r.kill_grace = absl::Milliseconds(300);
   // Under --config=asan the helper is instrumented, and LeakSanitizer's exit check ptraces the
@@ -58,26 +49,6 @@ IsolationOptions Only(std::set<Layer> layers) {
   IsolationOptions o;
   o.enabled = std::move(layers);
   return o;
-}
-
-// Pids of host processes whose command line contains `token`.
-std::vector<pid_t> FindProcesses(const std::string& token) {
-  std::vector<pid_t> found;
-  DIR* proc = opendir("/proc");
-  while (dirent* e = readdir(proc)) {
-    pid_t pid = atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream in(absl::StrCat("/proc/", pid, "/cmdline"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (ss.str().find(token) != std::string::npos) found.push_back(pid);
-  }
-  closedir(proc);
-  return found;
-}
-
-bool Has(const std::vector<std::string>& v, absl::string_view prefix) {
-  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return absl::StartsWith(s, prefix); });
 }
 
 class IsolationTest : public ::testing::Test {

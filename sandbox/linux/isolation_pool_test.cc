@@ -25,44 +25,17 @@
 #include "sandbox/errors.h"
 #include "sandbox/isolation.h"
 #include "sandbox/linux/helper_path.h"
+#include "sandbox/linux/isolation_test_util.h"
 
 namespace sandbox {
 namespace {
 
 std::string Helper() { return HardeningHelperPath(); }
 
-std::string MakeWorkspace() {
-  const char* base = getenv("TEST_TMPDIR");
-  std::string tmpl = absl::StrCat(base != nullptr ? base : "/var/tmp", "/pool-XXXXXX");
-  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
-  char real[PATH_MAX];
-  EXPECT_NE(realpath(tmpl.c_str(), real), nullptr);
-  return real;
-}
-
-std::vector<pid_t> FindProcesses(const std::string& token) {
-  std::vector<pid_t> found;
-  DIR* proc = opendir("/proc");
-  while (dirent* e = readdir(proc)) {
-    pid_t pid = atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream in(absl::StrCat("/proc/", pid, "/cmdline"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (ss.str().find(token) != std::string::npos) found.push_back(pid);
-  }
-  closedir(proc);
-  return found;
-}
-
-bool Has(const std::vector<std::string>& v, absl::string_view prefix) {
-  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return absl::StartsWith(s, prefix); });
-}
-
 class IsolationPoolTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    workspace_ = MakeWorkspace();
+    workspace_ = MakeWorkspace("pool");
     for (const LayerStatus& s : ProbeLayers()) {
       if (!s.available) missing_.insert(s.layer);
     }
@@ -351,7 +324,7 @@ TEST_F(IsolationPoolTest, AnotherWorkspaceTakesThePerRunPathWithTheSameIsolation
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(Has(first->layers_in_force, "prepared_seed"));
   RunRequest other = Request({"/bin/sh", "-c", "echo x > ./f"});
-  other.cwd = MakeWorkspace();
+  other.cwd = MakeWorkspace("pool");
   absl::StatusOr<RunResult> second = pool.Run(other);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(second->exit_code, 0) << "the other workspace must be writable: " << second->err.data;

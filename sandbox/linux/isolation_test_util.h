@@ -1,0 +1,59 @@
+// Fixtures the isolation tests share (isolation_linux_test, isolation_pool_test): a workspace
+// directory, the host processes whose command line carries a token, and a prefix search over the
+// result's layer lists. Test-only.
+#ifndef SANDBOX_LINUX_ISOLATION_TEST_UTIL_H_
+#define SANDBOX_LINUX_ISOLATION_TEST_UTIL_H_
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+
+namespace sandbox {
+
+// A fresh directory under TEST_TMPDIR (or /var/tmp), named `<prefix>-XXXXXX`, as its real path.
+inline std::string MakeWorkspace(absl::string_view prefix) {
+  const char* base = getenv("TEST_TMPDIR");
+  std::string tmpl = absl::StrCat(base != nullptr ? base : "/var/tmp", "/", prefix, "-XXXXXX");
+  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
+  char real[PATH_MAX];
+  EXPECT_NE(realpath(tmpl.c_str(), real), nullptr);
+  return real;
+}
+
+// Pids of host processes whose command line contains `token`.
+inline std::vector<pid_t> FindProcesses(const std::string& token) {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return found;
+  while (dirent* e = readdir(proc)) {
+    pid_t pid = atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream in(absl::StrCat("/proc/", pid, "/cmdline"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (ss.str().find(token) != std::string::npos) found.push_back(pid);
+  }
+  closedir(proc);
+  return found;
+}
+
+// Whether some entry of `v` starts with `prefix`.
+inline bool Has(const std::vector<std::string>& v, absl::string_view prefix) {
+  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return absl::StartsWith(s, prefix); });
+}
+
+}  // namespace sandbox
+
+#endif  // SANDBOX_LINUX_ISOLATION_TEST_UTIL_H_
