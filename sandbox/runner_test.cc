@@ -438,6 +438,8 @@ TEST(RunnerTest, BadRequestsAreRejectedBeforeFork) {
       {"empty argv[0]", [](RunRequest& r) { r.argv = {""}; }, ErrorCode::kEINVAL},
       {"NUL in argv", [](RunRequest& r) { r.argv.push_back(std::string("a\0b", 3)); },
        ErrorCode::kEINVAL},
+      {"NUL in argv[0]", [](RunRequest& r) { r.argv = {std::string("/bin/true\0x", 11)}; },
+       ErrorCode::kEINVAL},
       {"relative cwd", [](RunRequest& r) { r.cwd = "relative/dir"; }, ErrorCode::kEINVAL},
       {"empty cwd", [](RunRequest& r) { r.cwd = ""; }, ErrorCode::kEINVAL},
       {"missing cwd", [](RunRequest& r) { r.cwd += "/missing"; }, ErrorCode::kENOENT},
