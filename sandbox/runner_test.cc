@@ -316,6 +316,22 @@ TEST(RunnerTest, InheritedFdsAreClosed) {
   EXPECT_EQ(result->out.data, "0 1 2\n");
 }
 
+// A layer's kept fd survives the close-fds step; its neighbours on both sides do not.
+TEST(RunnerTest, AKeptFdSurvivesAndItsNeighboursAreClosed) {
+  const int plain = open("/dev/null", O_RDONLY);  // Deliberately without O_CLOEXEC.
+  ASSERT_GE(plain, 0);
+  for (int fd : {199, 200, 201}) ASSERT_EQ(dup2(plain, fd), fd);
+  PlanExtension keep_200 = [](const RunRequest&, ChildPlan& plan) {
+    plan.AddLayer("test_layer");
+    plan.KeepFd(200);
+    return absl::OkStatus();
+  };
+  absl::StatusOr<RunResult> result = sandbox::Run(Request({HelperPath(), "fds"}), keep_200);
+  for (int fd : {plain, 199, 200, 201}) close(fd);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->out.data, "0 1 2 200\n");
+}
+
 TEST(RunnerTest, EnvironmentIsMinimalByDefaultAndDoesNotLeak) {
   ASSERT_EQ(setenv("SANDBOX_TEST_SECRET", "leaked", 1), 0);
   RunRequest request = Request({"/usr/bin/env"});
