@@ -1,5 +1,4 @@
 #include "sandbox/linux/cgroup.h"
-#include "sandbox/linux/cgroup_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "sandbox/errors.h"
+#include "sandbox/linux/cgroup_internal.h"
 #include "sandbox/linux/system_headers.h"
 #include "sandbox/status_macros.h"
 
