@@ -196,7 +196,10 @@ TEST_F(ProcessTest, CpuHogIsStoppedByRlimitCpu) {
   sandbox::RunResult r = MustRun(request);
   EXPECT_FALSE(r.timed_out);
   EXPECT_TRUE(r.term_signal == SIGXCPU || r.term_signal == SIGKILL) << r.term_signal.value_or(0);
-  EXPECT_GE(r.user_cpu + r.system_cpu, absl::Milliseconds(900));
+  // It burned CPU until the limit. Not ">= 1 s": the kernel enforces RLIMIT_CPU on the precise
+  // runtime, while rusage's user/system times are tick samples scaled to it, and under load they
+  // have read as low as 874 ms for a process the 1 s limit ended.
+  EXPECT_GE(r.user_cpu + r.system_cpu, absl::Milliseconds(500));
 }
 
 // Incident: with no CPU limit configured, a CPU hog must still end at the wall timeout.
