@@ -58,22 +58,8 @@ class IsolationTest : public ::testing::Test {
       if (!s.available) missing_.insert(s.layer);
     }
   }
-  // Skips unless every layer in `layers` is available here, naming the reasons.
-  bool Need(std::set<Layer> layers) {
-    for (const LayerStatus& s : ProbeLayers()) {
-      if (layers.count(s.layer) && !s.available) {
-        why_ = absl::StrCat(LayerName(s.layer), ": ", s.detail);
-        return false;
-      }
-    }
-    return true;
-  }
   std::set<Layer> missing_;
-  std::string why_;
 };
-
-#define NEED(...) \
-  if (!Need({__VA_ARGS__})) GTEST_SKIP() << why_
 
 TEST_F(IsolationTest, AllLayersRunACommandAndListThemselves) {
   RunRequest r = Request({"/bin/sh", "-c", "exit 7"});
@@ -165,7 +151,7 @@ TEST_F(IsolationTest, DoubleForkedDaemonIsGoneWhenRunReturns) {
 // period must not kill the waiter before it has swept what it adopted, or a setsid daemon would be
 // reparented to the host's init and survive (with neither a pid namespace nor a cgroup to catch it).
 TEST_F(IsolationTest, DaemonOfACommandThatIgnoresSigtermIsGoneAfterTheTimeoutWithOnlyTheReaper) {
-  NEED(Layer::kReaper);
+  SKIP_UNLESS_LAYERS(Layer::kReaper);
   const std::string token = absl::StrCat("1000.", getpid(), "99");
   RunRequest r = Request({"/bin/sh", "-c",
                           absl::StrCat("trap '' TERM; ", Helper(), " daemon ", token, "; while :; do sleep 0.05; done")});
@@ -181,7 +167,7 @@ TEST_F(IsolationTest, DaemonOfACommandThatIgnoresSigtermIsGoneAfterTheTimeoutWit
 }
 
 TEST_F(IsolationTest, ForkBombIsContainedByPidsMax) {
-  NEED(Layer::kCgroup);
+  SKIP_UNLESS_LAYERS(Layer::kCgroup);
   IsolationOptions o = Only({Layer::kCgroup});
   o.pids = 32;
   absl::StatusOr<RunResult> res = RunIsolated(Request({Helper(), "forkbomb", "500"}), o);
@@ -193,7 +179,7 @@ TEST_F(IsolationTest, ForkBombIsContainedByPidsMax) {
 }
 
 TEST_F(IsolationTest, MemoryHogIsKilledByTheMemoryLimitAndTheResultSaysSo) {
-  NEED(Layer::kCgroup);
+  SKIP_UNLESS_LAYERS(Layer::kCgroup);
   IsolationOptions o = Only({Layer::kCgroup});
   o.memory_bytes = 64 << 20;
   absl::StatusOr<RunResult> res = RunIsolated(Request({Helper(), "memhog", "1024"}), o);
@@ -203,7 +189,7 @@ TEST_F(IsolationTest, MemoryHogIsKilledByTheMemoryLimitAndTheResultSaysSo) {
 }
 
 TEST_F(IsolationTest, CgroupLimitsAreListedAndAPlainRunIsNotCalledOomKilled) {
-  NEED(Layer::kCgroup);
+  SKIP_UNLESS_LAYERS(Layer::kCgroup);
   IsolationOptions o = Only({Layer::kCgroup});
   o.memory_bytes = 256 << 20;
   o.pids = 64;
@@ -229,7 +215,7 @@ TEST_F(IsolationTest, CgroupLimitsAreListedAndAPlainRunIsNotCalledOomKilled) {
 // compared with the test's own through /proc/self/ns.
 TEST_F(IsolationTest, OnlyTheNamespacesAskedForAreEntered) {
   if (geteuid() != 0) GTEST_SKIP() << "as non-root every namespace brings a user namespace along";
-  NEED(Layer::kMountNs, Layer::kUtsNs, Layer::kIpcNs);
+  SKIP_UNLESS_LAYERS(Layer::kMountNs, Layer::kUtsNs, Layer::kIpcNs);
   const std::vector<std::string> kinds = {"mnt", "uts", "ipc", "user", "net"};
   auto own = [&] {
     std::vector<std::string> out;
@@ -279,7 +265,7 @@ TEST_F(IsolationTest, ProbeDetailsSayWhatEachLayerDoes) {
 }
 
 TEST_F(IsolationTest, DefaultSeccompProfileDeniesEscapesInsideTheRunner) {
-  NEED(Layer::kSeccomp);
+  SKIP_UNLESS_LAYERS(Layer::kSeccomp);
   for (const char* call : {"ptrace", "mount", "unshare", "keyctl", "io_uring_setup", "tiocsti"}) {
     absl::StatusOr<RunResult> res = RunIsolated(Request({Helper(), "deny", call}), Only({Layer::kSeccomp}));
     ASSERT_TRUE(res.ok()) << res.status();

@@ -58,23 +58,10 @@ class IsolationPoolTest : public ::testing::Test {
     return r;
   }
 
-  bool Need(std::set<Layer> layers) {
-    for (Layer layer : layers) {
-      if (missing_.count(layer)) {
-        why_ = absl::StrCat(LayerName(layer), " unavailable here");
-        return false;
-      }
-    }
-    return true;
-  }
 
   std::string workspace_;
   std::set<Layer> missing_;
-  std::string why_;
 };
-
-#define NEED(...) \
-  if (!Need({__VA_ARGS__})) GTEST_SKIP() << why_
 
 TEST_F(IsolationPoolTest, RunsACommandWithEveryLayerListed) {
   IsolationPool pool(All());
@@ -130,7 +117,7 @@ TEST_F(IsolationPoolTest, TheCommandStartsWithDefaultSignalsAndAnEmptyMask) {
 }
 
 TEST_F(IsolationPoolTest, AFileARunWritesToItsPrivateTmpIsNotVisibleToTheNextRun) {
-  NEED(Layer::kUserNs, Layer::kMountNs);
+  SKIP_UNLESS_LAYERS(Layer::kUserNs, Layer::kMountNs);
   IsolationPool pool(All());
   const std::string marker = absl::StrCat("/tmp/pool-marker-", getpid());
   // Control: within one run the file is there, so the check below can see it.
@@ -163,7 +150,7 @@ TEST_F(IsolationPoolTest, AProcessARunLeavesBehindIsGoneBeforeTheNextRunStarts) 
 }
 
 TEST_F(IsolationPoolTest, EveryRunHasItsOwnPidsMax) {
-  NEED(Layer::kCgroup);
+  SKIP_UNLESS_LAYERS(Layer::kCgroup);
   IsolationOptions o = All();
   o.pids = 32;
   IsolationPool pool(o);
@@ -180,7 +167,7 @@ TEST_F(IsolationPoolTest, EveryRunHasItsOwnPidsMax) {
 }
 
 TEST_F(IsolationPoolTest, ASysVSegmentARunCreatesIsNotVisibleToTheNextRun) {
-  NEED(Layer::kUserNs, Layer::kIpcNs);
+  SKIP_UNLESS_LAYERS(Layer::kUserNs, Layer::kIpcNs);
   if (access("/usr/bin/ipcmk", X_OK) != 0) GTEST_SKIP() << "no ipcmk";
   IsolationPool pool(All());
   // Control: within one run the segment is listed.
@@ -226,7 +213,7 @@ TEST_F(IsolationPoolTest, ProofsOfTheLayersHoldThroughThePool) {
 }
 
 TEST_F(IsolationPoolTest, MemoryHogIsKilledAndTheResultSaysSo) {
-  NEED(Layer::kCgroup);
+  SKIP_UNLESS_LAYERS(Layer::kCgroup);
   IsolationOptions o = All();
   o.memory_bytes = 64 << 20;
   IsolationPool pool(o);
@@ -252,7 +239,7 @@ TEST_F(IsolationPoolTest, TheCommandsSignalAndTimeoutReachTheResult) {
 // Without a pid namespace the seed is a subreaper waiter: the timeout's SIGKILL goes to the
 // command's group, so the seed survives it and sweeps the setsid daemon it adopted.
 TEST_F(IsolationPoolTest, WithOnlyTheReaperADaemonIsGoneAfterATimeout) {
-  NEED(Layer::kReaper);
+  SKIP_UNLESS_LAYERS(Layer::kReaper);
   IsolationOptions o;
   o.workspace = workspace_;
   o.enabled = {Layer::kReaper};

@@ -1,6 +1,6 @@
 // Fixtures the isolation tests share (isolation_linux_test, isolation_pool_test): a workspace
-// directory, the host processes whose command line carries a token, and a prefix search over the
-// result's layer lists. Test-only.
+// directory, the host processes whose command line carries a token, a prefix search over the
+// result's layer lists, and a skip that names the missing layer and why. Test-only.
 #ifndef SANDBOX_LINUX_ISOLATION_TEST_UTIL_H_
 #define SANDBOX_LINUX_ISOLATION_TEST_UTIL_H_
 
@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "sandbox/isolation.h"
 
 namespace sandbox {
 
@@ -54,6 +56,21 @@ inline bool Has(const std::vector<std::string>& v, absl::string_view prefix) {
   return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return absl::StartsWith(s, prefix); });
 }
 
+// "" when every layer in `layers` is available here; else the first missing one and the probe's
+// reason, e.g. "landlock: kernel built without CONFIG_SECURITY_LANDLOCK (Linux >= 5.13)".
+inline std::string MissingLayer(const std::set<Layer>& layers) {
+  for (const LayerStatus& s : ProbeLayers()) {
+    if (layers.count(s.layer) != 0 && !s.available) return absl::StrCat(LayerName(s.layer), ": ", s.detail);
+  }
+  return "";
+}
+
 }  // namespace sandbox
+
+// Skips the test, naming the missing kernel feature, unless every listed layer is available.
+#define SKIP_UNLESS_LAYERS(...)                                                      \
+  if (const std::string missing_layer = ::sandbox::MissingLayer({__VA_ARGS__});       \
+      !missing_layer.empty())                                                        \
+  GTEST_SKIP() << "needs " << missing_layer
 
 #endif  // SANDBOX_LINUX_ISOLATION_TEST_UTIL_H_
