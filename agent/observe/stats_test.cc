@@ -1,5 +1,8 @@
 #include "agent/observe/stats.h"
 
+#include <functional>
+#include <string>
+
 #include "agent/observe/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -50,20 +53,27 @@ TEST(StatsTest, TwoRunsInOneFile) {
   EXPECT_EQ(s["run_details"][1]["failed_steps"], 3);
 }
 
-TEST(StatsTest, DurationPercentilesPerTool) {
-  TraceSet set;
+// One run of `calls` successful steps; step i (1-based) calls tool_of(i) and takes ms_of(i).
+TraceSet OneRun(int calls, const std::function<std::string(int)>& tool_of,
+                const std::function<double(int)>& ms_of) {
   RunRecord run;
   run.run_id = "r";
-  for (int i = 1; i <= 20; ++i) {
+  for (int i = 1; i <= calls; ++i) {
     StepRecord s;
     s.step = i;
-    s.tool = i % 2 == 0 ? "even" : "odd";
-    s.duration_ms = i;
+    s.tool = tool_of(i);
+    s.duration_ms = ms_of(i);
     s.result = {{"ok", true}};
     run.steps.push_back(s);
   }
+  TraceSet set;
   set.runs.push_back(run);
-  json stats = ComputeStats(set);
+  return set;
+}
+
+TEST(StatsTest, DurationPercentilesPerTool) {
+  json stats = ComputeStats(OneRun(
+      20, [](int i) { return i % 2 == 0 ? "even" : "odd"; }, [](int i) { return i; }));
   for (const json& t : stats["tools"]) {
     if (t["tool"] == "even") {  // 2, 4, ..., 20.
       EXPECT_EQ(t["p50_ms"], 10);
@@ -137,19 +147,8 @@ TEST(StatsTest, EmptySet) {
 
 // A hundred calls of one tool, 1 to 100 ms: the 50th, 95th and 100th by nearest rank.
 TEST(StatsTest, PercentilesOfAHundredCalls) {
-  TraceSet set;
-  RunRecord run;
-  run.run_id = "r";
-  for (int i = 1; i <= 100; ++i) {
-    StepRecord s;
-    s.step = i;
-    s.tool = "t";
-    s.duration_ms = 101 - i;
-    s.result = {{"ok", true}};
-    run.steps.push_back(s);
-  }
-  set.runs.push_back(run);
-  const json t = ComputeStats(set)["tools"][0];
+  const json t =
+      ComputeStats(OneRun(100, [](int) { return "t"; }, [](int i) { return 101 - i; }))["tools"][0];
   EXPECT_EQ(t["p50_ms"], 50);
   EXPECT_EQ(t["p95_ms"], 95);
   EXPECT_EQ(t["max_ms"], 100);
