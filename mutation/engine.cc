@@ -405,13 +405,14 @@ class Session {
         Say(std::string(text.status().message()));
         return kExitInternal;
       }
-      absl::StatusOr<std::vector<Mutant>> gen = GenerateMutants(f, *text);
+      std::string skipped_because;
+      absl::StatusOr<std::vector<Mutant>> gen = GenerateMutants(f, *text, &skipped_because);
       if (!gen.ok()) {
         Say(std::string(gen.status().message()));
         return kExitUsage;
       }
-      if (absl::StatusOr<std::string> why = SkipFileReason(f, *text); why.ok() && !why->empty()) {
-        Say(absl::StrCat(f, ": no generated mutants (skip-file: ", *why, ")"));
+      if (!skipped_because.empty()) {
+        Say(absl::StrCat(f, ": no generated mutants (skip-file: ", skipped_because, ")"));
       }
       mutants_.insert(mutants_.end(), gen->begin(), gen->end());
     }

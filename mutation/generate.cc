@@ -471,9 +471,11 @@ absl::StatusOr<std::string> SkipFileReason(const std::string& path, const std::s
 }
 
 absl::StatusOr<std::vector<Mutant>> GenerateMutants(const std::string& path,
-                                                    const std::string& text) {
+                                                    const std::string& text,
+                                                    std::string* skip_file_reason) {
   absl::StatusOr<std::string> skip_file = SkipFileReason(path, text);
   if (!skip_file.ok()) return skip_file.status();
+  if (skip_file_reason != nullptr) *skip_file_reason = *skip_file;
   if (!skip_file->empty()) return std::vector<Mutant>();
   std::vector<bool> mask = CodeMask(text);
   std::vector<Line> lines = SplitLines(text, mask);

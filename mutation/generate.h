@@ -44,10 +44,12 @@ absl::StatusOr<std::string> SkipFileReason(const std::string& path, const std::s
 
 // Every generated mutant of `text`, which is the content of repository file `path`, in order of
 // position. Ids are "path:line:operator:index", index counting that operator's sites on that line.
-// None for a file with a skip-file marker. InvalidArgument when a skip or skip-file marker has no
-// reason (the marker must say why).
+// None for a file with a skip-file marker, whose reason goes to `*skip_file_reason` (left empty
+// otherwise) when given. InvalidArgument when a skip or skip-file marker has no reason (the marker
+// must say why).
 absl::StatusOr<std::vector<Mutant>> GenerateMutants(const std::string& path,
-                                                    const std::string& text);
+                                                    const std::string& text,
+                                                    std::string* skip_file_reason = nullptr);
 
 // Whether `path` is a source the generator covers: a .cc file that is not a test or test support
 // (a name containing `_test` or `testing`, or starting with `test`), a benchmark or fuzzer

@@ -135,6 +135,11 @@ TEST(GenerateTest, SkipFileMarkerExcludesTheWholeFileAndNeedsAReason) {
   absl::StatusOr<std::string> why = SkipFileReason("p/f.cc", harness);
   ASSERT_TRUE(why.ok()) << why.status();
   EXPECT_EQ(*why, "test support: the judge, not the judged");
+  std::string reason = "stale";
+  ASSERT_TRUE(GenerateMutants("p/f.cc", harness, &reason).ok());
+  EXPECT_EQ(reason, "test support: the judge, not the judged");
+  ASSERT_TRUE(GenerateMutants("p/f.cc", "x = a < b;\n", &reason).ok());
+  EXPECT_EQ(reason, "");
   EXPECT_EQ(*SkipFileReason("p/f.cc", "x = a < b;\n"), "");
   absl::StatusOr<std::vector<Mutant>> bad =
       GenerateMutants("p/f.cc", "x = 1;\n// mutation: skip-file\nx = a < b;\n");
