@@ -215,6 +215,51 @@ grep -q 'left dirty by an interrupted run (lib/lib.cc); resynced' "$tmp/err" ||
   fail "SIGKILL: the rerun did not report the resync"
 cmp -s "$cache/work-0/tree/lib/lib.cc" "$FAKE_GOLDEN/lib/lib.cc" || fail "SIGKILL: not resynced"
 
+# An interrupted run keeps its verdicts in the journal; --resume judges only the rest, and its
+# reports cover every mutant, as one uninterrupted run's do.
+catalog '"original": "if (x > 10)", "replacement": "if (x >= 10)"'
+before=$(sums)
+rm -f "$FAKE_STATE/calls"
+expect_exit 0 "$(run)" "full run before resume"
+cp "$cache/report/mutation.json" "$tmp/uninterrupted.json"
+all_tests=$(grep -c '^test ' "$FAKE_STATE/calls")
+rm -f "$FAKE_STATE/sleeping" "$FAKE_STATE/mutant-tests" "$FAKE_STATE/calls"
+FAKE_SLEEP=60 FAKE_SLEEP_FROM=3 "$check" --repo="$repo" --cache-dir="$cache" --bazel="$fake" \
+  --roots=lib --engine=classic >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 200); do [ -s "$FAKE_STATE/sleeping" ] && break; sleep 0.05; done
+kill -TERM "$pid"
+wait "$pid"
+expect_exit 143 "$?" "SIGTERM before resume"
+grep -q '2 verdicts are kept in .*/journal/[0-9a-f]*\.jsonl; the same command with --resume' \
+  "$tmp/err" || fail "interrupted: no word of the journal: $(cat "$tmp/err")"
+first_tests=$(grep -c '^test ' "$FAKE_STATE/calls")
+rm -f "$FAKE_STATE/calls"
+expect_exit 0 "$(run --resume)" "resumed run"
+grep -q -- '--resume: 2 verdicts taken from .*; [0-9]* mutants left to judge' "$tmp/err" ||
+  fail "resume: no count of the verdicts taken: $(cat "$tmp/err")"
+grep -q '2 taken from the journal of 1 earlier run' "$tmp/out" || fail "resume: summary line"
+resumed_tests=$(grep -c '^test ' "$FAKE_STATE/calls")
+# Baseline + the rest: the two judged mutants are not tested again, the interrupted one is.
+[ "$resumed_tests" -eq $((all_tests - 2)) ] ||
+  fail "resume: $resumed_tests bazel test calls, want $((all_tests - 2)) (first run made $first_tests)"
+jq -S '[.files[].mutants[] | {id, status, killedBy}] | sort_by(.id)' "$tmp/uninterrupted.json" \
+  >"$tmp/want"
+jq -S '[.files[].mutants[] | {id, status, killedBy}] | sort_by(.id)' "$cache/report/mutation.json" \
+  >"$tmp/got"
+cmp -s "$tmp/want" "$tmp/got" || fail "resume: the report differs from an uninterrupted run's"
+# A verdict never crosses a change: another catalog is another tree, and nothing is taken.
+catalog '"original": "if (x > 10)", "replacement": "if (x >= 10)"' 11
+expect_exit 0 "$(run --resume)" "resume after a change"
+grep -q 'no journal of an earlier run of this exact tree' "$tmp/err" ||
+  fail "resume after a change: verdicts were taken: $(cat "$tmp/err")"
+# Nor across settings that change a verdict.
+expect_exit 0 "$(run --resume --timeout-factor=4)" "resume with other settings"
+grep -q 'no journal of an earlier run of this exact tree' "$tmp/err" ||
+  fail "resume with another timeout: verdicts were taken"
+before=$(sums)
+assert_checkout_pristine "resume"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)" >&2
   exit 1

@@ -25,6 +25,7 @@
 #include "mutation/bazel.h"
 #include "mutation/catalog.h"
 #include "mutation/generate.h"
+#include "mutation/journal.h"
 #include "mutation/mutant.h"
 #include "mutation/process.h"
 #include "mutation/report.h"
@@ -312,7 +313,8 @@ class Session {
       if (o_.keep_server) return;
       for (Worker& w : workers_) w.bazel->Shutdown().IgnoreError();
     };
-    for (int (Session::*step)() : {&Session::FindCoverage, &Session::Baseline}) {
+    for (int (Session::*step)() : {&Session::FindCoverage, &Session::OpenJournal,
+                                    &Session::Baseline}) {
       if (int rc = (this->*step)(); rc != kContinue) return rc;
     }
     RunMutants();
@@ -546,7 +548,6 @@ class Session {
       }
       compiled.insert(sources->begin(), sources->end());
     }
-    all_targets.clear();
     for (Mutant& m : selected_) {
       m.covered_by = tests_of[m.file];
       if (!m.covered_by.empty() && compiled.count(FileLabel(o_.repo, m.file)) == 0) {
@@ -557,15 +558,85 @@ class Session {
         m.covered_by.clear();
         continue;
       }
-      if (Classic(m)) {
-        all_targets.insert(m.covered_by.begin(), m.covered_by.end());
-        classic_.push_back(&m);
-      } else {
-        switched_.push_back(&m);
-      }
+      (Classic(m) ? classic_ : switched_).push_back(&m);
     }
-    targets_.assign(all_targets.begin(), all_targets.end());
+    SetBaselineTargets();
     return kContinue;
+  }
+
+  // Every test target a classic mutant needs: what the baseline builds and tests.
+  void SetBaselineTargets() {
+    std::set<std::string> all;
+    for (const Mutant* m : classic_) all.insert(m->covered_by.begin(), m->covered_by.end());
+    targets_.assign(all.begin(), all.end());
+  }
+
+  // The verdict journal (journal.h), named after the content of every checkout file and the
+  // settings that change a verdict. Without --resume it starts empty; with it, the mutants it
+  // already judged take their verdict from it and are not run again.
+  int OpenJournal() {
+    std::string settings = absl::StrCat(
+        "engine=", o_.engine, "\ntimeout-factor=", o_.timeout_factor,
+        "\ntimeout-extra=", o_.timeout_extra, "\nbazel-args=", absl::StrJoin(o_.bazel_args, "\x1f"),
+        "\ncatalog=", o_.catalog);
+    std::vector<std::string> paths = files_;
+    if (absl::StartsWith(o_.catalog, "/")) paths.push_back(o_.catalog);
+    absl::StatusOr<std::string> key = TreeKey(
+        paths,
+        [this](const std::string& p) { return absl::StartsWith(p, "/") ? ReadFile(p) : Read(p); },
+        settings);
+    if (!key.ok()) {
+      Say(absl::StrCat("journal: cannot read the checkout: ", key.status().message()));
+      return kExitInternal;
+    }
+    std::string dir = o_.cache_dir + "/journal";
+    if (absl::Status s = MakeDirs(dir); !s.ok()) {
+      Say(absl::StrCat("journal: ", s.message()));
+      return kExitInternal;
+    }
+    std::string path = absl::StrCat(dir, "/", *key, ".jsonl");
+    if (o_.resume) Resume(path);
+    absl::StatusOr<std::unique_ptr<Journal>> journal = Journal::Open(path, o_.resume);
+    if (!journal.ok()) {
+      Say(std::string(journal.status().message()));
+      return kExitInternal;
+    }
+    journal_ = *std::move(journal);
+    return kContinue;
+  }
+
+  void Resume(const std::string& path) {
+    absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) {
+      Say("--resume: no journal of an earlier run of this exact tree and these settings; "
+          "judging every mutant");
+      return;
+    }
+    JournalState state = ParseJournal(*text);
+    auto take = [&](std::vector<Mutant*>* list) {
+      std::vector<Mutant*> rest;
+      for (Mutant* m : *list) {
+        auto it = state.verdicts.find(m->id);
+        if (it == state.verdicts.end()) {
+          rest.push_back(m);
+          continue;
+        }
+        ApplyVerdict(it->second, m);
+        ++resumed_;
+      }
+      *list = std::move(rest);
+    };
+    take(&classic_);
+    take(&switched_);
+    SetBaselineTargets();
+    earlier_runs_ = state.runs;
+    earlier_seconds_ = state.seconds;
+    Say(absl::StrFormat(
+        "--resume: %d verdicts taken from %s (%d earlier run(s) recorded, %.0fs)%s; %zu mutants "
+        "left to judge",
+        resumed_, path, state.runs, state.seconds,
+        state.torn_lines > 0 ? absl::StrFormat(", %d torn line(s) ignored", state.torn_lines) : "",
+        classic_.size() + switched_.size()));
   }
 
   // The unmutated build and tests in every scratch copy (which also warms each output base); the
@@ -643,7 +714,10 @@ class Session {
           std::size_t i = next++;
           if (i >= classic_.size()) break;
           RunOne(classic_[i], &workers_[j], &shared_);
-          if (classic_[i]->status != MutantStatus::kPending) progress.Done(*classic_[i]);
+          if (classic_[i]->status != MutantStatus::kPending) {
+            progress.Done(*classic_[i]);
+            journal_->Record(*classic_[i]);
+          }
         }
       });
     }
@@ -672,7 +746,10 @@ class Session {
     sc.timeout_factor = o_.timeout_factor;
     sc.timeout_extra = o_.timeout_extra;
     sc.build_timeout = o_.build_timeout;
-    sc.on_done = [&progress](const Mutant& m) { progress.Done(m); };
+    sc.on_done = [this, &progress](const Mutant& m) {
+      progress.Done(m);
+      journal_->Record(m);
+    };
     std::string message;
     int rc = RunSchemata(sc, switched_, stop_, &message);
     progress.Finish();
@@ -702,9 +779,27 @@ class Session {
     int ran = static_cast<int>(std::count_if(selected_.begin(), selected_.end(), [](const Mutant& m) {
       return m.status != MutantStatus::kPending;
     }));
-    std::printf("%d mutants in %.0fs (%.1f per minute); reports: %s/mutation.{json,html}\n", ran,
-                wall_seconds_, wall_seconds_ > 0 ? ran * 60.0 / wall_seconds_ : 0.0, dir.c_str());
+    int judged = ran - resumed_ - static_cast<int>(std::count_if(
+                                       selected_.begin(), selected_.end(), [](const Mutant& m) {
+                                         return m.status == MutantStatus::kIgnored;
+                                       }));
+    if (journal_ != nullptr) journal_->RecordRun(judged, wall_seconds_);
+    if (resumed_ > 0) {
+      double total = earlier_seconds_ + wall_seconds_;
+      std::printf("%d mutants judged in %.0fs (%.1f per minute), %d taken from the journal of %d "
+                  "earlier run(s) (%.0fs): %d mutants in %.0fs over all runs (%.1f per minute); "
+                  "reports: %s/mutation.{json,html}\n",
+                  judged, wall_seconds_, wall_seconds_ > 0 ? judged * 60.0 / wall_seconds_ : 0.0,
+                  resumed_, earlier_runs_, earlier_seconds_, ran, total,
+                  total > 0 ? ran * 60.0 / total : 0.0, dir.c_str());
+    } else {
+      std::printf("%d mutants in %.0fs (%.1f per minute); reports: %s/mutation.{json,html}\n", ran,
+                  wall_seconds_, wall_seconds_ > 0 ? ran * 60.0 / wall_seconds_ : 0.0, dir.c_str());
+    }
     std::fflush(stdout);
+    if (journal_ != nullptr && !journal_->error().empty()) {
+      Say(absl::StrCat(journal_->error(), "; --resume would judge the unrecorded mutants again"));
+    }
     if (!w1.ok() || !w2.ok() || !w3.ok()) {
       Say("could not write the reports");
       return kExitInternal;
@@ -713,7 +808,18 @@ class Session {
       Say(shared_.fatal_message);
       return kExitInternal;
     }
-    if (Stopping()) return Interrupted();
+    if (Stopping()) {
+      if (journal_ != nullptr) {
+        Say(absl::StrFormat("%d verdicts are kept in %s; the same command with --resume judges "
+                            "only the rest",
+                            ran - static_cast<int>(std::count_if(
+                                      selected_.begin(), selected_.end(), [](const Mutant& m) {
+                                        return m.status == MutantStatus::kIgnored;
+                                      })),
+                            journal_->path()));
+      }
+      return Interrupted();
+    }
     return kContinue;
   }
 
@@ -754,6 +860,10 @@ class Session {
   std::vector<Mutant*> switched_;     // generated, for the schemata engine
   Shared shared_;
   double wall_seconds_ = 0;
+  std::unique_ptr<Journal> journal_;
+  int resumed_ = 0;             // verdicts taken from the journal (--resume)
+  int earlier_runs_ = 0;        // the runs that wrote them, and their wall time
+  double earlier_seconds_ = 0;
 };
 
 }  // namespace

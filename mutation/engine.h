@@ -43,6 +43,7 @@ struct Options {
   bool generated_only = false;
   bool list = false;
   bool keep_server = false;
+  bool resume = false;              // take verdicts from this tree's journal (journal.h)
   std::string report_dir;           // empty: <cache_dir>/report
 };
 

@@ -54,6 +54,9 @@ noticed. Curated mutants come from mutation/catalog.json; generated ones from sa
                         absolute path
   --roots=D[,D...]      where mutants are generated (default sandbox,agent)
   --keep-server         leave the scratch Bazel server running for the next run
+  --resume              take the verdicts an earlier run of this exact tree and these settings
+                        recorded in its journal (<cache-dir>/journal/), and judge only the rest:
+                        an interrupted run goes on where it stopped
   --help                this text
 
 Exit codes:
@@ -64,7 +67,7 @@ Exit codes:
   4    baseline failed: the unmutated tests fail, so nothing can be measured
   5    the generated mutation score is below thresholds.break (catalog.json)
   130  interrupted by SIGINT, 143 by SIGTERM (the checkout is never written; the scratch copy
-       is restored, or resynced by the next run)
+       is restored, or resynced by the next run; the verdicts so far are kept for --resume)
 )";
 
 std::atomic<int> g_stop{0};
@@ -118,6 +121,8 @@ int main(int argc, char** argv) {
       o.list = true;
     } else if (arg == "--keep-server") {
       o.keep_server = true;
+    } else if (arg == "--resume") {
+      o.resume = true;
     } else if (Flag(arg, "--files", &value)) {
       for (absl::string_view f : absl::StrSplit(value, ',', absl::SkipEmpty())) {
         o.files.emplace_back(f);

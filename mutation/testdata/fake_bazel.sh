@@ -5,7 +5,8 @@
 #   changed line mentions unviable -> build fails (exit 1), like a compile error
 #   changed line mentions survivor -> tests pass (exit 0): the mutant survives
 #   any other change               -> //lib:lib_test FAILED (exit 3): the mutant is killed
-# With FAKE_SLEEP=N a mutant's test first records its pid in $FAKE_STATE/sleeping and sleeps.
+# With FAKE_SLEEP=N a mutant's test first records its pid in $FAKE_STATE/sleeping and sleeps; with
+# FAKE_SLEEP_FROM=K too, only from the K-th mutant test on (the earlier ones are judged).
 # Every call is appended to $FAKE_STATE/calls.
 set -u
 startup=()
@@ -52,7 +53,8 @@ if [[ "$cmd" == build ]]; then
   fi
   exit 0
 fi
-if [[ -n "${FAKE_SLEEP:-}" ]]; then
+echo x >>"$FAKE_STATE/mutant-tests"
+if [[ -n "${FAKE_SLEEP:-}" && $(wc -l <"$FAKE_STATE/mutant-tests") -ge ${FAKE_SLEEP_FROM:-1} ]]; then
   echo $$ >"$FAKE_STATE/sleeping"
   exec sleep "$FAKE_SLEEP"
 fi
