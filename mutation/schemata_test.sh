@@ -108,6 +108,18 @@ jq -e '.files["lib/posix_only.cc"].mutants[0].statusReason | test("not built in 
 # Mutated files build with warnings left as warnings; query never gets that build option.
 grep '^build ' "$FAKE_STATE/calls" | grep -q -- '--per_file_copt=.*lib/lib\\.cc\$.*@-Wno-error' ||
   fail "the schema build lacks --per_file_copt=...@-Wno-error"
+# --resume of a finished run takes every verdict from the journal and builds nothing.
+jq -S '[.files[].mutants[] | {id, status, killedBy}] | sort_by(.id)' "$report" >"$tmp/want"
+: >"$FAKE_STATE/calls"
+"$check" --repo="$repo" --cache-dir="$cache" --bazel="$fake" --roots=lib --generated-only \
+  --test-jobs=2 --resume >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 5 ] || fail "--resume: exit $rc, want 0 or 5"
+grep -q -- '--resume: [0-9]* verdicts taken from .*; 0 mutants left to judge' "$tmp/err" ||
+  fail "--resume: not every verdict was taken"
+grep -q '^build ' "$FAKE_STATE/calls" && fail "--resume: built again"
+jq -S '[.files[].mutants[] | {id, status, killedBy}] | sort_by(.id)' "$report" >"$tmp/got"
+cmp -s "$tmp/want" "$tmp/got" || fail "--resume: the report differs from the first run's"
 # The checkout is byte-identical.
 sha_after=$(cd "$repo" && find . -type f | sort | xargs sha256sum)
 [ "$sha_before" = "$sha_after" ] || fail "the checkout changed"
