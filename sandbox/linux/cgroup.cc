@@ -184,16 +184,42 @@ const char* CgroupModeName(CgroupMode mode) {
 
 CgroupProbe ProbeCgroups() { return internal::ProbeCgroups(internal::CgroupHost{}); }
 
+// Makes the same new directory in each parent, or none. The pid alone does not make a name unique:
+// in a pid namespace many runners are pid 1, and a runner that was SIGKILLed leaves its directory
+// for the next process that gets its pid. So a name taken in any parent is skipped for the next.
+absl::StatusOr<std::vector<std::string>> MakeFreshDirs(const std::vector<std::string>& parents) {
+  constexpr int kNameAttempts = 64;
+  for (int attempt = 1;; ++attempt) {
+    const std::string name = absl::StrCat("sandbox-", getpid(), "-", next_cgroup_id++);
+    std::vector<std::string> made;
+    int err = 0;
+    std::string failed;
+    for (const std::string& parent : parents) {
+      std::string dir = absl::StrCat(parent, "/", name);
+      if (mkdir(dir.c_str(), 0755) != 0) {
+        err = errno;
+        failed = dir;
+        break;
+      }
+      made.push_back(dir);
+    }
+    if (err == 0) return made;
+    for (const std::string& dir : made) rmdir(dir.c_str());
+    if (err != EEXIST || attempt == kNameAttempts) {
+      return ErrnoError(err, absl::StrCat("mkdir(", failed, ")",
+                                          err == EEXIST ? absl::StrCat(" after ", attempt, " names") : ""));
+    }
+  }
+}
+
 absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::Create(const CgroupLimits& limits) {
   std::unique_ptr<Cgroup> cg(new Cgroup());
-  const std::string name = absl::StrCat("sandbox-", getpid(), "-", next_cgroup_id++);
   const internal::CgroupHost host;
   internal::V2Location v2 = internal::FindV2(host);
   if (!v2.dir.empty()) {
     cg->mode_ = CgroupMode::kV2;
-    std::string dir = absl::StrCat(v2.dir, "/", name);
-    if (mkdir(dir.c_str(), 0755) != 0) return ErrnoError(errno, absl::StrCat("mkdir(", dir, ")"));
-    cg->dirs_ = {dir};
+    SB_ASSIGN_OR_RETURN(cg->dirs_, MakeFreshDirs({v2.dir}));
+    const std::string& dir = cg->dirs_[0];
     cg->controllers_ = {"memory", "pids", "cpu"};
     if (limits.memory_bytes) {
       SB_RETURN_IF_ERROR(WriteText(dir + "/memory.max", absl::StrCat(*limits.memory_bytes)));
@@ -209,13 +235,17 @@ absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::Create(const CgroupLimits& limit
       return MakeError(ErrorCode::kEUNSUPPORTED, absl::StrCat("cgroup: ", v2.why_not, "; ", v1.why_not));
     }
     cg->mode_ = CgroupMode::kV1;
+    std::vector<std::string> parents;
     for (const auto& [controller, parent] : v1.dirs) {
       // Each v1 hierarchy joined costs the child a cgroup.procs migration: skip cpu when unlimited.
       if (controller == "cpu" && !limits.cpu_millis) continue;
-      std::string dir = absl::StrCat(parent, "/", name);
-      if (mkdir(dir.c_str(), 0755) != 0) return ErrnoError(errno, absl::StrCat("mkdir(", dir, ")"));
-      cg->dirs_.push_back(dir);
       cg->controllers_.push_back(controller);
+      parents.push_back(parent);
+    }
+    SB_ASSIGN_OR_RETURN(cg->dirs_, MakeFreshDirs(parents));
+    for (size_t i = 0; i < cg->dirs_.size(); ++i) {
+      const std::string& controller = cg->controllers_[i];
+      const std::string& dir = cg->dirs_[i];
       if (controller == "memory" && limits.memory_bytes) {
         SB_RETURN_IF_ERROR(WriteText(dir + "/memory.limit_in_bytes", absl::StrCat(*limits.memory_bytes)));
         // With swap accounting, memory+swap gets the same limit: the hog cannot swap its way out.

@@ -51,8 +51,9 @@ struct CgroupStats {
 
 class Cgroup {
  public:
-  // Creates "sandbox-<pid>-<n>" beneath the runner's own cgroup (in each v1 controller) and writes
-  // the limits. EUNSUPPORTED when neither v2 nor v1 is usable (with the reason), EPERM/EIO otherwise.
+  // Creates "sandbox-<pid>-<n>" beneath the runner's own cgroup (in each v1 controller; a name
+  // already taken in any of them, e.g. left by a killed runner of the same pid, is skipped for the
+  // next n) and writes the limits. EUNSUPPORTED when neither v2 nor v1 is usable (with the reason), EPERM/EIO otherwise.
   static absl::StatusOr<std::unique_ptr<Cgroup>> Create(const CgroupLimits& limits);
   ~Cgroup();  // Destroy(), errors ignored.
   Cgroup(const Cgroup&) = delete;

@@ -1,15 +1,20 @@
 // Proofs with a real cgroup (v2 where delegated, else v1): a fork bomb stops at pids.max, a memory hog
 // is killed by the memory limit and the stats say so, and KillAll ends a daemon that left the
-// process group. Each fails if the child does not join the cgroup.
+// process group. Each fails if the child does not join the cgroup. And a name a killed runner left
+// behind does not stop the next runner that gets its pid.
 #include "sandbox/linux/cgroup.h"
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <fstream>
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "sandbox/linux/forked_child.h"
 
@@ -135,6 +140,37 @@ TEST_F(CgroupTest, CpuLimitIsWritten) {
     } else if (max >> value) {
       EXPECT_EQ(value, "50000");
     }
+  }
+}
+
+// Incident shape: a runner SIGKILLed mid-run leaves sandbox-<pid>-<n> behind, and the next process
+// that gets its pid (in a pid namespace every runner is pid 1) failed every run at mkdir's EEXIST.
+// Here the name the next Create would take is left in the last hierarchy only, so the directories
+// made under it in the others must be undone too.
+TEST_F(CgroupTest, ANameLeftByAKilledRunnerIsSkipped) {
+  std::unique_ptr<Cgroup> first = Make({});
+  ASSERT_NE(first, nullptr);
+  auto parent = [](const std::string& dir) { return dir.substr(0, dir.rfind('/')); };
+  auto base = [](const std::string& dir) { return dir.substr(dir.rfind('/') + 1); };
+  std::string name = base(first->dirs()[0]);  // sandbox-<pid>-<n>
+  uint64_t n = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(name.substr(name.rfind('-') + 1), &n)) << name;
+  std::string next = absl::StrCat(name.substr(0, name.rfind('-') + 1), n + 1);
+  std::string stale = absl::StrCat(parent(first->dirs().back()), "/", next);
+  ASSERT_EQ(mkdir(stale.c_str(), 0755), 0) << stale << ": " << std::strerror(errno);
+  absl::Cleanup remove_stale = [&] { rmdir(stale.c_str()); };
+
+  std::unique_ptr<Cgroup> second = Make({});
+  ASSERT_NE(second, nullptr);
+  ASSERT_EQ(second->dirs().size(), first->dirs().size());
+  for (const std::string& dir : second->dirs()) {
+    EXPECT_NE(base(dir), next) << "took the name a killed runner left";
+    EXPECT_EQ(base(dir), base(second->dirs()[0])) << "one name in every hierarchy";
+  }
+  for (const std::string& dir : first->dirs()) {
+    std::string undone = absl::StrCat(parent(dir), "/", next);
+    if (undone == stale) continue;
+    EXPECT_NE(access(undone.c_str(), F_OK), 0) << undone << " was made for the taken name and left";
   }
 }
 
