@@ -137,4 +137,48 @@ std::string ResolveUserPath(const std::string& path) {
   return path;
 }
 
+absl::StatusOr<std::vector<std::string>> SplitCommandWords(absl::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == '\\') {
+      if (i + 1 == line.size()) {
+        return absl::InvalidArgumentError("the command ends in a lone backslash");
+      }
+      if (line[++i] != '\n') word += line[i];  // backslash-newline joins lines
+      continue;
+    }
+    if (c != '\'' && c != '"') {
+      word += c;
+      continue;
+    }
+    size_t open = i;
+    while (++i < line.size() && line[i] != c) {
+      if (c == '"' && line[i] == '\\' && i + 1 < line.size() &&
+          absl::string_view("\"\\$`\n").find(line[i + 1]) != absl::string_view::npos) {
+        if (line[++i] != '\n') word += line[i];
+        continue;
+      }
+      word += line[i];
+    }
+    if (i == line.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("the ", c == '"' ? "double" : "single",
+                                                     " quote at byte ", open,
+                                                     " is never closed"));
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  if (words.empty()) return absl::InvalidArgumentError("the command is empty");
+  return words;
+}
+
 }  // namespace agent

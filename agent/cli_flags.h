@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace agent {
 
@@ -63,6 +64,13 @@ class FlagParser {
 // Resolves `path` against BUILD_WORKING_DIRECTORY when it is relative and that variable is set
 // (`bazel run` starts binaries in their runfiles directory), else against the current directory.
 std::string ResolveUserPath(const std::string& path);
+
+// Splits a command line into argv words as a POSIX shell would, without running one: whitespace
+// separates words; '...' keeps everything literally; "..." keeps everything but \" \\ \$ \` and
+// a backslash-newline; a backslash outside quotes keeps the next character. Nothing is expanded
+// ($, *, ~ stay as written). An unterminated quote, a trailing backslash or no word at all is an
+// error naming the problem.
+absl::StatusOr<std::vector<std::string>> SplitCommandWords(absl::string_view line);
 
 }  // namespace agent
 

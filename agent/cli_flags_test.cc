@@ -108,5 +108,53 @@ TEST(ResolveUserPathTest, RelativePathsFollowBuildWorkingDirectory) {
   unsetenv("BUILD_WORKING_DIRECTORY");
 }
 
+std::vector<std::string> Words(absl::string_view line) {
+  absl::StatusOr<std::vector<std::string>> w = SplitCommandWords(line);
+  EXPECT_TRUE(w.ok()) << line << ": " << w.status();
+  return w.ok() ? *w : std::vector<std::string>{};
+}
+
+std::string SplitError(absl::string_view line) {
+  absl::StatusOr<std::vector<std::string>> w = SplitCommandWords(line);
+  EXPECT_FALSE(w.ok()) << line;
+  return w.ok() ? "" : std::string(w.status().message());
+}
+
+TEST(SplitCommandWordsTest, SplitsOnRunsOfWhitespace) {
+  EXPECT_THAT(Words("/bin/sh test.sh"), ElementsAre("/bin/sh", "test.sh"));
+  EXPECT_THAT(Words("  a \t b\nc  "), ElementsAre("a", "b", "c"));
+  EXPECT_THAT(Words("x"), ElementsAre("x"));
+}
+
+TEST(SplitCommandWordsTest, QuotesKeepSpacesAndAdjacentPartsJoin) {
+  // The case that a plain split on spaces broke: a script given to sh -c.
+  EXPECT_THAT(Words("sh -c 'make test && echo ok'"), ElementsAre("sh", "-c", "make test && echo ok"));
+  EXPECT_THAT(Words(R"(printf "%s\n" "a b")"), ElementsAre("printf", R"(%s\n)", "a b"));
+  EXPECT_THAT(Words(R"(a'b c'"d e"f)"), ElementsAre("ab cd ef"));
+  EXPECT_THAT(Words(R"('' "")"), ElementsAre("", "")) << "empty quotes are empty words";
+}
+
+TEST(SplitCommandWordsTest, BackslashesAsAShellReadsThem) {
+  EXPECT_THAT(Words(R"(a\ b c)"), ElementsAre("a b", "c"));
+  EXPECT_THAT(Words(R"('a\b')"), ElementsAre(R"(a\b)")) << "literal inside single quotes";
+  EXPECT_THAT(Words(R"("a\"b\\c\$d\`e\x")"), ElementsAre(R"(a"b\c$d`e\x)"))
+      << "inside double quotes a backslash goes only before a quote, backslash, dollar or backquote";
+  EXPECT_THAT(Words("a\\\nb"), ElementsAre("ab")) << "backslash-newline joins";
+  EXPECT_THAT(Words("\"a\\\nb\""), ElementsAre("ab"));
+  EXPECT_THAT(Words(R"(\'x)"), ElementsAre("'x"));
+}
+
+TEST(SplitCommandWordsTest, NothingIsExpanded) {
+  EXPECT_THAT(Words("echo $HOME ~ * `id`"), ElementsAre("echo", "$HOME", "~", "*", "`id`"));
+}
+
+TEST(SplitCommandWordsTest, BadLinesAreErrorsThatSayWhere) {
+  EXPECT_EQ(SplitError("sh -c 'make"), "the single quote at byte 6 is never closed");
+  EXPECT_EQ(SplitError(R"(echo "a\")"), "the double quote at byte 5 is never closed");
+  EXPECT_EQ(SplitError(R"(echo a\)"), "the command ends in a lone backslash");
+  EXPECT_EQ(SplitError(""), "the command is empty");
+  EXPECT_EQ(SplitError(" \t\n"), "the command is empty");
+}
+
 }  // namespace
 }  // namespace agent

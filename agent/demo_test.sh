@@ -134,6 +134,9 @@ expect_usage_error "run_demo budget past 1000000" "$run_demo" --max-tool-calls=1
 expect_usage_error "tool timeout 0" "$tool" --workspace="$tmp/good-ws" --test-timeout-s=0 test.run
 expect_usage_error "tool timeout past a day" "$tool" --workspace="$tmp/good-ws" --test-timeout-s=86401 test.run
 expect_usage_error "tool three arguments" "$tool" --workspace="$tmp/good-ws" fs.read '{}' extra
+expect_usage_error "tool unclosed quote in the test command" "$tool" --workspace="$tmp/good-ws" \
+  --test-command="sh -c 'sh test.sh" test.run
+expect_usage_error "tool empty test command" "$tool" --workspace="$tmp/good-ws" --test-command=" " test.run
 check "run_demo --help exits 0" "$run_demo" --help
 check "tool --help exits 0" "$tool" --help
 check "run_demo --help prints the flags" grep -q -- '--test-timeout-s=VALUE' <("$run_demo" --help)
@@ -171,6 +174,11 @@ check "tool escape exits 1" test "$rc" -eq 1
 check "tool escape is EPERM" jq -e '.error.code == "EPERM"' "$tmp/tool-esc.out"
 "$tool" --workspace="$tmp/good-ws" test.run >"$tmp/tool-test.out" || true
 check "tool test.run passes on the fixed workspace" jq -e '.data.passed == true' "$tmp/tool-test.out"
+# A test command with a quoted script reaches the runner as three words, not split at its spaces.
+"$tool" --workspace="$tmp/good-ws" --test-command="sh -c 'sh test.sh && echo quoted-ok'" test.run \
+  >"$tmp/tool-quoted.out" || true
+check "tool --test-command keeps a quoted script whole" \
+  jq -e '.data.passed == true and (.data.stdout | contains("quoted-ok"))' "$tmp/tool-quoted.out"
 "$tool" --workspace="$tmp/good-ws" --scopes=workspace:read patch.apply '{"path":"calc.sh","old":"a + b","new":"a - b"}' >"$tmp/tool-scope.out" || true
 "$tool" --workspace="$tmp/good-ws" --isolate=all test.run >"$tmp/tool-iso.out" || true
 check "tool --isolate=all test.run passes" jq -e '.data.passed == true and (.data.layers_in_force | length > 0)' "$tmp/tool-iso.out"

@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
   flags.AddString("scopes", "workspace:read,workspace:write,exec:test,task:finish",
                   "comma-separated auth scopes granted to the call");
   flags.AddString("test-command", "/bin/sh test.sh",
-                  "test.run's command, split on spaces (no shell quoting)");
+                  "test.run's command, split into words as a shell would ('...', \"...\", \\), "
+                  "run without one: nothing is expanded");
   flags.AddInt("test-timeout-s", 60, "wall-clock timeout of test.run, seconds");
   flags.AddBool("list", "print the registered tools with their schemas and exit");
   flags.AddString("isolate", "",
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
     if (positional->empty()) return Usage("missing the tool name (try --help or --list)");
     if (positional->size() > 2) return Usage("too many arguments: give TOOL and one JSON object");
   }
+  absl::StatusOr<std::vector<std::string>> test_argv =
+      agent::SplitCommandWords(flags.GetString("test-command"));
+  if (!test_argv.ok()) return Usage(absl::StrCat("--test-command: ", test_argv.status().message()));
   nlohmann::json args = nlohmann::json::object();
   if (positional->size() == 2) {
     args = nlohmann::json::parse((*positional)[1], nullptr, /*allow_exceptions=*/false);
@@ -73,9 +77,7 @@ int main(int argc, char** argv) {
 
   agent::ToolEnv env;
   env.workspace = &*ws;
-  for (absl::string_view part : absl::StrSplit(flags.GetString("test-command"), ' ', absl::SkipEmpty())) {
-    env.test.argv.emplace_back(part);
-  }
+  env.test.argv = *std::move(test_argv);
   env.test.timeout = absl::Seconds(timeout);
   std::set<std::string> scopes;
   for (absl::string_view s : absl::StrSplit(flags.GetString("scopes"), ',', absl::SkipEmpty())) {
