@@ -84,8 +84,8 @@ class Progress {
     ++done_;
     switch (m.status) {
       case MutantStatus::kKilled: ++killed_; break;
-      case MutantStatus::kSurvived:
-      case MutantStatus::kNoCoverage: ++survived_; break;
+      case MutantStatus::kSurvived: ++survived_; break;
+      case MutantStatus::kNoCoverage: ++no_coverage_; break;
       case MutantStatus::kTimeout: ++timeouts_; break;
       case MutantStatus::kCompileError: ++unviable_; break;
       default: ++other_; break;
@@ -93,8 +93,9 @@ class Progress {
     double elapsed = Now() - start_;
     double eta = done_ == 0 ? 0 : elapsed / done_ * (total_ - done_);
     std::string counts = absl::StrFormat(
-        "[%d/%d] killed %d, survived %d, timeouts %d, unviable %d, errors %d; ETA %dm%02ds",
-        done_, total_, killed_, survived_, timeouts_, unviable_, other_,
+        "[%d/%d] killed %d, survived %d, no coverage %d, timeouts %d, unviable %d, errors %d; "
+        "ETA %dm%02ds",
+        done_, total_, killed_, survived_, no_coverage_, timeouts_, unviable_, other_,
         static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
     if (tty_) {
       std::fprintf(stderr, "\r\033[K%s  %s:%d %s", counts.c_str(), m.file.c_str(), m.line,
@@ -120,7 +121,8 @@ class Progress {
   int total_, jobs_;
   bool tty_;
   double start_;
-  int done_ = 0, killed_ = 0, survived_ = 0, timeouts_ = 0, unviable_ = 0, other_ = 0;
+  int done_ = 0, killed_ = 0, survived_ = 0, no_coverage_ = 0, timeouts_ = 0, unviable_ = 0,
+      other_ = 0;
 };
 
 // The compiler's first error line of a failed build ("file.cc:12:3: error: ..."), else Bazel's

@@ -108,6 +108,12 @@ jq -e '.files["lib/posix_only.cc"].mutants[0].statusReason | test("not built in 
 # Mutated files build with warnings left as warnings; query never gets that build option.
 grep '^build ' "$FAKE_STATE/calls" | grep -q -- '--per_file_copt=.*lib/lib\\.cc\$.*@-Wno-error' ||
   fail "the schema build lacks --per_file_copt=...@-Wno-error"
+# The progress line counts survivors and uncovered mutants apart, as the report does.
+last=$(grep '^mutant ' "$tmp/err" | tail -1)
+want_survived=$(jq '[.files[].mutants[] | select(.status == "Survived")] | length' "$report")
+want_nocov=$(jq '[.files[].mutants[] | select(.status == "NoCoverage")] | length' "$report")
+grep -q "survived $want_survived, no coverage $want_nocov," <<<"$last" ||
+  fail "progress: want survived $want_survived, no coverage $want_nocov in: $last"
 # --resume of a finished run takes every verdict from the journal and builds nothing.
 jq -S '[.files[].mutants[] | {id, status, killedBy}] | sort_by(.id)' "$report" >"$tmp/want"
 : >"$FAKE_STATE/calls"
