@@ -35,12 +35,6 @@ absl::StatusOr<const sandbox::Workspace*> WorkspaceOf(const ToolContext& ctx) {
 }
 
 // The longest prefix of `s` of at most `n` bytes that does not split a UTF-8 sequence.
-absl::string_view HeadUtf8(absl::string_view s, size_t n) {
-  if (s.size() <= n) return s;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n);
-}
-
 size_t CountLines(absl::string_view s) {
   size_t n = static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
   return (!s.empty() && s.back() != '\n') ? n + 1 : n;
@@ -277,8 +271,8 @@ absl::StatusOr<ToolOutput> TestRun(const ProcessRunner& run, ToolContext& ctx, c
   const std::string log_path = absl::StrCat(kTestLogDir, "/test-", log_sha.substr(0, 16), ".log");
   SB_RETURN_IF_ERROR(ws->WriteFileAtomic(log_path, log));
 
-  absl::string_view out_head = HeadUtf8(r.out.data, cmd.output_cap);
-  absl::string_view err_head = HeadUtf8(r.err.data, cmd.output_cap);
+  absl::string_view out_head = sandbox::Utf8Head(r.out.data, cmd.output_cap);
+  absl::string_view err_head = sandbox::Utf8Head(r.err.data, cmd.output_cap);
   bool truncated = r.out.truncated || r.err.truncated || out_head.size() < r.out.data.size() ||
                    err_head.size() < r.err.data.size();
   bool passed = r.exit_code.has_value() && *r.exit_code == 0 && !r.timed_out;

@@ -33,6 +33,16 @@ size_t Utf8SequenceLength(absl::string_view s, size_t i) {
   return len;
 }
 
+absl::string_view Utf8Head(absl::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t cut = max_bytes;
+  for (int back = 0; back < 3 && cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80;
+       ++back) {
+    --cut;
+  }
+  return text.substr(0, cut);
+}
+
 bool IsWellFormedUtf8(absl::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const size_t n = Utf8SequenceLength(text, i);

@@ -30,6 +30,11 @@ size_t Utf8SequenceLength(absl::string_view text, size_t i);
 // what a JSON encoder can carry without replacing bytes.
 bool IsWellFormedUtf8(absl::string_view text);
 
+// The longest prefix of `text` of at most `max_bytes` that does not end inside a multi-byte
+// character: a cut there never splits one. It backs off at most three continuation bytes (a
+// character has at most four bytes), so bytes that are not UTF-8 at all still cut near max_bytes.
+absl::string_view Utf8Head(absl::string_view text, size_t max_bytes);
+
 }  // namespace sandbox
 
 #endif  // SANDBOX_QUOTE_H_

@@ -112,4 +112,29 @@ TEST(QuoteTest, CutsLongInput) {
 }
 
 }  // namespace
+TEST(Utf8HeadTest, ShortTextIsWhole) {
+  EXPECT_EQ(Utf8Head("abc", 3), "abc");
+  EXPECT_EQ(Utf8Head("abc", 10), "abc");
+  EXPECT_EQ(Utf8Head("", 0), "");
+}
+
+TEST(Utf8HeadTest, NeverSplitsACharacter) {
+  const std::string s = "a\xe4\xb8\xad\xf0\x9f\x98\x80z";  // a, U+4E2D (3 bytes), U+1F600 (4), z
+  EXPECT_EQ(Utf8Head(s, 0), "");
+  EXPECT_EQ(Utf8Head(s, 1), "a");
+  EXPECT_EQ(Utf8Head(s, 2), "a");
+  EXPECT_EQ(Utf8Head(s, 3), "a");
+  EXPECT_EQ(Utf8Head(s, 4), "a\xe4\xb8\xad");
+  EXPECT_EQ(Utf8Head(s, 5), "a\xe4\xb8\xad");
+  EXPECT_EQ(Utf8Head(s, 7), "a\xe4\xb8\xad") << "three continuation bytes backed off";
+  EXPECT_EQ(Utf8Head(s, 8), "a\xe4\xb8\xad\xf0\x9f\x98\x80");
+}
+
+TEST(Utf8HeadTest, BytesThatAreNotUtf8StillCutNearTheLimit) {
+  // A run of continuation bytes is no character: the cut backs off three at most, not to zero.
+  const std::string junk(100, '\x80');
+  EXPECT_EQ(Utf8Head(junk, 50).size(), 47u);
+  EXPECT_EQ(Utf8Head("ab\x80\x80\x80\x80\x80", 6), "ab\x80");
+}
+
 }  // namespace sandbox

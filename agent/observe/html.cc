@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "sandbox/quote.h"
 
 namespace agent::observe {
 
@@ -44,9 +45,7 @@ std::string Field(const json& line, const char* key, const std::string& fallback
 // At most `max` bytes of `text`, cut at a UTF-8 character boundary, with "..." when cut.
 std::string Abbreviate(const std::string& text, size_t max) {
   if (text.size() <= max) return text;
-  size_t cut = max - 3;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "...";
+  return absl::StrCat(sandbox::Utf8Head(text, max - 3), "...");
 }
 
 constexpr char kStyle[] = R"css(
