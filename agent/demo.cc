@@ -2,16 +2,20 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <set>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "agent/builtin_tools.h"
 #include "agent/demo_project.h"
@@ -41,7 +45,7 @@ absl::Status WriteOutsideFile(const std::string& path, absl::string_view data) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> MakeFreshDemoDir() {
+absl::StatusOr<std::string> MakeFreshDemoDir(std::string* base_out) {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = absl::StrCat(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp",
                                      "/agent-demo-XXXXXX");
@@ -51,6 +55,7 @@ absl::StatusOr<std::string> MakeFreshDemoDir() {
     return sandbox::ErrnoError(errno, absl::StrCat("mkdtemp(", pattern, ")"));
   }
   std::string base = buf.data();
+  if (base_out != nullptr) *base_out = base;
   std::string ws = base + "/workspace";
   if (::mkdir(ws.c_str(), 0755) != 0) return sandbox::ErrnoError(errno, absl::StrCat("mkdir(", ws, ")"));
   SB_RETURN_IF_ERROR(WriteOutsideFile(
@@ -80,10 +85,10 @@ absl::Status CheckReusable(const std::string& dir) {
 
 }  // namespace
 
-absl::StatusOr<std::string> PrepareDemoWorkspace(const std::string& dir) {
+absl::StatusOr<std::string> PrepareDemoWorkspace(const std::string& dir, std::string* fresh_dir) {
   std::string ws_dir = dir;
   if (ws_dir.empty()) {
-    SB_ASSIGN_OR_RETURN(ws_dir, MakeFreshDemoDir());
+    SB_ASSIGN_OR_RETURN(ws_dir, MakeFreshDemoDir(fresh_dir));
   } else if (::mkdir(ws_dir.c_str(), 0755) != 0) {
     if (errno != EEXIST) return sandbox::ErrnoError(errno, absl::StrCat("mkdir(", ws_dir, ")"));
     SB_RETURN_IF_ERROR(CheckReusable(ws_dir));
@@ -94,8 +99,45 @@ absl::StatusOr<std::string> PrepareDemoWorkspace(const std::string& dir) {
   return ws.root();
 }
 
+absl::Status RemoveTree(const std::string& dir) {
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0) {
+    return sandbox::ErrnoError(errno, absl::StrCat("lstat(", dir, ")"));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return MakeError(ErrorCode::kEINVAL, absl::StrCat("refusing to remove ", dir, ": not a directory"));
+  }
+  // Depth first, physical (a symlink is unlinked, never followed), on one filesystem.
+  static thread_local std::string first_error;
+  first_error.clear();
+  int rc = ::nftw(
+      dir.c_str(),
+      [](const char* path, const struct stat*, int type, struct FTW*) -> int {
+        int r = (type == FTW_DP) ? ::rmdir(path) : ::unlink(path);
+        if (r != 0 && first_error.empty()) {
+          first_error = absl::StrCat(type == FTW_DP ? "rmdir(" : "unlink(", path, "): ",
+                                     std::strerror(errno));
+        }
+        return 0;  // Go on: remove what can be removed, report the first failure.
+      },
+      16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+  if (rc != 0) return sandbox::ErrnoError(errno, absl::StrCat("nftw(", dir, ")"));
+  if (!first_error.empty()) return MakeError(ErrorCode::kEIO, first_error);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<DemoResult> RunDemo(const DemoOptions& options) {
-  SB_ASSIGN_OR_RETURN(std::string ws_dir, PrepareDemoWorkspace(options.workspace_dir));
+  // Declared first, so it runs last: after the pool, the registry and the trace are gone. It also
+  // covers a setup that fails half way.
+  std::string fresh_dir;
+  absl::Cleanup remove_fresh = [&] {
+    if (fresh_dir.empty() || options.keep_workspace) return;
+    if (absl::Status s = RemoveTree(fresh_dir); !s.ok()) {
+      std::fprintf(stderr, "run_demo: could not remove the demo directory: %s\n",
+                   std::string(s.message()).c_str());
+    }
+  };
+  SB_ASSIGN_OR_RETURN(std::string ws_dir, PrepareDemoWorkspace(options.workspace_dir, &fresh_dir));
   SB_ASSIGN_OR_RETURN(sandbox::Workspace ws, sandbox::Workspace::Open(ws_dir, AgentWorkspaceOptions()));
 
   ToolEnv env;
@@ -138,6 +180,7 @@ absl::StatusOr<DemoResult> RunDemo(const DemoOptions& options) {
   result.summary = RunLoop(registry, policy, state, &trace, loop);
   result.workspace = ws.root();
   result.trace_path = options.trace_path;
+  if (options.keep_workspace) result.kept_dir = fresh_dir;
   return result;
 }
 

@@ -103,6 +103,15 @@ check "seed cmd 2 on escape: three EPERM rows" test "$(grep -c $'\tfs.read\tEPER
 # The default workspace puts secret.txt next to it; escape must never have read it.
 "$run_demo" --mode escape --trace "$tmp/escape-default.jsonl" >/dev/null 2>"$tmp/escape-default.err" || true
 check "escape (default workspace): never read the secret" bash -c "! grep -q 'must never read' '$tmp/escape-default.jsonl'"
+# The fresh directory it made is gone when the run ends, unless --keep-workspace.
+fresh=$(sed -n 's|^run_demo: workspace \(.*\)/workspace (a fresh one, now removed.*|\1|p' "$tmp/escape-default.err")
+check "default workspace: named as removed" test -n "$fresh"
+check "default workspace: removed" test ! -e "${fresh:-/nonexistent}"
+"$run_demo" --mode good --keep-workspace --trace "$tmp/keep.jsonl" >/dev/null 2>"$tmp/keep.err" || true
+kept=$(sed -n 's|^run_demo: workspace \(.*\)/workspace$|\1|p' "$tmp/keep.err")
+check "--keep-workspace: kept with its secret" test -f "${kept:-/nonexistent}/secret.txt"
+check "--keep-workspace: kept the fixed calc.sh" grep -q 'a + b' "${kept:-/nonexistent}/workspace/calc.sh"
+[ -n "$kept" ] && rm -rf "$kept"
 
 # ---- appending: two runs in one file stay apart by run_id ----
 "$run_demo" --mode=loop --max-steps=1 --workspace="$tmp/loop-ws" --trace="$tmp/two.jsonl" >/dev/null 2>&1 || true

@@ -24,7 +24,7 @@ int Usage(const std::string& message) {
 int main(int argc, char** argv) {
   agent::FlagParser flags(
       "run_demo [--mode=good|loop|escape] [--max-steps=N] [--max-tool-calls=N] [--trace=PATH] "
-      "[--append-trace] [--workspace=DIR] [--test-timeout-s=N] [--isolate=LAYERS]",
+      "[--append-trace] [--workspace=DIR] [--keep-workspace] [--test-timeout-s=N] [--isolate=LAYERS]",
       "Runs the scripted agent on the demo workspace (calc.sh, whose add() subtracts, and test.sh),\n"
       "writes a JSONL trace and prints the run summary as JSON. Modes: good reads, patches, tests and\n"
       "finishes (stop_reason done, 4 steps); loop reads the same file until the no-progress brake\n"
@@ -39,6 +39,9 @@ int main(int argc, char** argv) {
   flags.AddString("workspace", "",
                   "workspace directory; default: a fresh one under $TMPDIR or /tmp. An existing "
                   "directory may hold only calc.sh, test.sh and .agent");
+  flags.AddBool("keep-workspace",
+                "keep the fresh demo directory (workspace/ and secret.txt) after the run; without "
+                "it, a directory the demo made is removed (a given --workspace never is)");
   flags.AddInt("test-timeout-s", 60, "wall-clock timeout of one test.run, seconds");
   flags.AddString("isolate", "",
                   "kernel isolation layers for test.run: all, or a list such as landlock,seccomp "
@@ -68,6 +71,7 @@ int main(int argc, char** argv) {
   options.trace_path = agent::ResolveUserPath(flags.GetString("trace"));
   options.append_trace = flags.GetBool("append-trace");
   options.workspace_dir = agent::ResolveUserPath(flags.GetString("workspace"));
+  options.keep_workspace = flags.GetBool("keep-workspace");
   options.isolate = flags.GetString("isolate");
   if (absl::StatusOr<std::set<sandbox::Layer>> layers = sandbox::ParseLayerList(options.isolate);
       !layers.ok()) {
@@ -81,8 +85,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   const agent::RunSummary& s = result->summary;
-  std::fprintf(stderr, "run_demo: workspace %s\nrun_demo: trace %s (run_id %s)\nrun_demo: %s: %s\n",
-               result->workspace.c_str(), result->trace_path.c_str(), s.run_id.c_str(),
+  const bool removed = options.workspace_dir.empty() && !options.keep_workspace;
+  std::fprintf(stderr, "run_demo: workspace %s%s\nrun_demo: trace %s (run_id %s)\nrun_demo: %s: %s\n",
+               result->workspace.c_str(),
+               removed ? " (a fresh one, now removed; --keep-workspace keeps it)" : "",
+               result->trace_path.c_str(), s.run_id.c_str(),
                std::string(agent::StopReasonName(s.stop_reason)).c_str(), s.stop_detail.c_str());
   std::printf("%s\n", s.ToJson().dump(2).c_str());
   return s.stop_reason == agent::StopReason::kDone ? 0 : 1;
