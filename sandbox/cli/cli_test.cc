@@ -49,6 +49,13 @@ CliRun RunCli(std::vector<std::string> args, const std::string& cwd = TempDir(),
   request.argv = {CliPath()};
   request.argv.insert(request.argv.end(), args.begin(), args.end());
   request.cwd = cwd;
+  // The runner's clean default environment, plus the two variables through which the mutation
+  // runner's schemata engine picks the live mutant and records coverage (mutation/schema.cc): a
+  // clean environment drops them, and then no mutant of the CLI's main.cc would ever run.
+  request.env = DefaultEnvironment(cwd);
+  for (const char* name : {"MUTATION_ACTIVE", "MUTATION_COVERAGE"}) {
+    if (const char* value = getenv(name); value != nullptr) (*request.env)[name] = value;
+  }
   request.stdin_data = std::move(stdin_data);
   request.wall_timeout = absl::Seconds(30);
   request.limits.cpu_seconds = 30;
