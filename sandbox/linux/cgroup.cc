@@ -184,6 +184,8 @@ const char* CgroupModeName(CgroupMode mode) {
 
 CgroupProbe ProbeCgroups() { return internal::ProbeCgroups(internal::CgroupHost{}); }
 
+namespace {
+
 // Makes the same new directory in each parent, or none. The pid alone does not make a name unique:
 // in a pid namespace many runners are pid 1, and a runner that was SIGKILLed leaves its directory
 // for the next process that gets its pid. So a name taken in any parent is skipped for the next.
@@ -212,24 +214,37 @@ absl::StatusOr<std::vector<std::string>> MakeFreshDirs(const std::vector<std::st
   }
 }
 
-absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::Create(const CgroupLimits& limits) {
+}  // namespace
+
+namespace internal {
+
+absl::StatusOr<std::unique_ptr<Cgroup>> CreateV2At(const std::string& parent,
+                                                   const CgroupLimits& limits) {
   std::unique_ptr<Cgroup> cg(new Cgroup());
+  cg->mode_ = CgroupMode::kV2;
+  SB_ASSIGN_OR_RETURN(cg->dirs_, MakeFreshDirs({parent}));
+  const std::string& dir = cg->dirs_[0];
+  cg->controllers_ = {"memory", "pids", "cpu"};
+  if (limits.memory_bytes) {
+    SB_RETURN_IF_ERROR(WriteText(dir + "/memory.max", absl::StrCat(*limits.memory_bytes)));
+    if (Exists(dir + "/memory.swap.max")) SB_RETURN_IF_ERROR(WriteText(dir + "/memory.swap.max", "0"));
+  }
+  if (limits.pids) SB_RETURN_IF_ERROR(WriteText(dir + "/pids.max", absl::StrCat(*limits.pids)));
+  if (limits.cpu_millis && Exists(dir + "/cpu.max")) {
+    SB_RETURN_IF_ERROR(WriteText(dir + "/cpu.max", absl::StrCat(*limits.cpu_millis * 100, " 100000")));
+  }
+  SB_RETURN_IF_ERROR(cg->OpenProcs());
+  return cg;
+}
+
+}  // namespace internal
+
+absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::Create(const CgroupLimits& limits) {
   const internal::CgroupHost host;
   internal::V2Location v2 = internal::FindV2(host);
-  if (!v2.dir.empty()) {
-    cg->mode_ = CgroupMode::kV2;
-    SB_ASSIGN_OR_RETURN(cg->dirs_, MakeFreshDirs({v2.dir}));
-    const std::string& dir = cg->dirs_[0];
-    cg->controllers_ = {"memory", "pids", "cpu"};
-    if (limits.memory_bytes) {
-      SB_RETURN_IF_ERROR(WriteText(dir + "/memory.max", absl::StrCat(*limits.memory_bytes)));
-      if (Exists(dir + "/memory.swap.max")) SB_RETURN_IF_ERROR(WriteText(dir + "/memory.swap.max", "0"));
-    }
-    if (limits.pids) SB_RETURN_IF_ERROR(WriteText(dir + "/pids.max", absl::StrCat(*limits.pids)));
-    if (limits.cpu_millis && Exists(dir + "/cpu.max")) {
-      SB_RETURN_IF_ERROR(WriteText(dir + "/cpu.max", absl::StrCat(*limits.cpu_millis * 100, " 100000")));
-    }
-  } else {
+  if (!v2.dir.empty()) return internal::CreateV2At(v2.dir, limits);
+  std::unique_ptr<Cgroup> cg(new Cgroup());
+  {
     internal::V1Location v1 = internal::FindV1(host);
     if (!v1.why_not.empty()) {
       return MakeError(ErrorCode::kEUNSUPPORTED, absl::StrCat("cgroup: ", v2.why_not, "; ", v1.why_not));
@@ -262,13 +277,18 @@ absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::Create(const CgroupLimits& limit
       }
     }
   }
-  for (const std::string& dir : cg->dirs_) {
+  SB_RETURN_IF_ERROR(cg->OpenProcs());
+  return cg;
+}
+
+absl::Status Cgroup::OpenProcs() {
+  for (const std::string& dir : dirs_) {
     int fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return ErrnoError(errno, absl::StrCat("open(", dir, "/cgroup.procs)"));
-    cg->procs_fds_.emplace_back(fd);
-    cg->raw_procs_fds_.push_back(fd);
+    procs_fds_.emplace_back(fd);
+    raw_procs_fds_.push_back(fd);
   }
-  return cg;
+  return absl::OkStatus();
 }
 
 Cgroup::~Cgroup() { Destroy().IgnoreError(); }

@@ -49,6 +49,17 @@ struct CgroupStats {
   uint64_t pids_max_hits = 0;    // Forks refused by pids.max.
 };
 
+class Cgroup;
+
+namespace internal {
+// Create's v2 path: a fresh cgroup beneath `parent`, a v2 cgroup the caller may write, with the
+// limits written. Create passes the runner's own cgroup once FindV2 has found memory and pids
+// delegated there. For tests (a machine with v1 controllers can still have an empty v2 hierarchy,
+// where a cgroup without limits works); not for other callers.
+absl::StatusOr<std::unique_ptr<Cgroup>> CreateV2At(const std::string& parent,
+                                                   const CgroupLimits& limits);
+}  // namespace internal
+
 class Cgroup {
  public:
   // Creates "sandbox-<pid>-<n>" beneath the runner's own cgroup (in each v1 controller; a name
@@ -77,8 +88,11 @@ class Cgroup {
   std::string Describe() const;
 
  private:
+  friend absl::StatusOr<std::unique_ptr<Cgroup>> internal::CreateV2At(const std::string&,
+                                                                      const CgroupLimits&);
   Cgroup() = default;
   static int Join(const void* arg);
+  absl::Status OpenProcs();  // Opens each dir's cgroup.procs for JoinStep.
 
   CgroupMode mode_ = CgroupMode::kNone;
   std::vector<std::string> dirs_;        // One (v2) or one per controller (v1).

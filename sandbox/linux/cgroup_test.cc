@@ -1,21 +1,28 @@
 // Proofs with a real cgroup (v2 where delegated, else v1): a fork bomb stops at pids.max, a memory hog
 // is killed by the memory limit and the stats say so, and KillAll ends a daemon that left the
-// process group. Each fails if the child does not join the cgroup. And a name a killed runner left
-// behind does not stop the next runner that gets its pid.
+// process group. Each fails if the child does not join the cgroup. A name a killed runner left
+// behind does not stop the next runner that gets its pid. And the v2 path runs for real on this
+// machine's v2 hierarchy, which has no controllers but takes a cgroup without limits.
 #include "sandbox/linux/cgroup.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sandbox/linux/cgroup_internal.h"
 #include "sandbox/linux/forked_child.h"
 
 namespace sandbox::linux_layers {
@@ -172,6 +179,114 @@ TEST_F(CgroupTest, ANameLeftByAKilledRunnerIsSkipped) {
     if (undone == stale) continue;
     EXPECT_NE(access(undone.c_str(), F_OK), 0) << undone << " was made for the taken name and left";
   }
+}
+
+// The v2 path. Create takes it on every machine whose v2 hierarchy has memory and pids delegated;
+// this one binds them to v1, but its v2 hierarchy still takes a cgroup without limits, so the path
+// from mkdir to rmdir runs here for real: our own v2 cgroup, writable, or the test says why not.
+// The cgroup's directory; *mount gets the v2 mount it is under.
+std::string WritableOwnV2Cgroup(std::string* why, std::string* mount = nullptr) {
+  internal::CgroupHost host;
+  std::string root = host.IsCgroup2(host.root) ? host.root : host.root + "/unified";
+  if (mount != nullptr) *mount = root;
+  if (!host.IsCgroup2(root)) {
+    *why = "no cgroup2 mount at " + host.root + " or " + root;
+    return "";
+  }
+  std::ifstream in(host.proc_self_cgroup);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string dir = root + internal::ParseProcCgroup(text.str())[""];
+  if (!dir.empty() && dir.back() == '/') dir.pop_back();
+  if (access(dir.c_str(), W_OK) != 0) {
+    *why = dir + " is not writable: " + std::strerror(errno);
+    return "";
+  }
+  return dir;
+}
+
+std::vector<std::string> OurCgroupsIn(const std::string& parent) {
+  std::vector<std::string> out;
+  std::string prefix = absl::StrCat("sandbox-", getpid(), "-");
+  if (DIR* d = opendir(parent.c_str())) {
+    while (struct dirent* e = readdir(d)) {
+      if (absl::StartsWith(e->d_name, prefix)) out.push_back(e->d_name);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+TEST(CgroupV2Test, CreateJoinKillAndDestroy) {
+  std::string why, mount;
+  std::string parent = WritableOwnV2Cgroup(&why, &mount);
+  if (parent.empty()) GTEST_SKIP() << "needs a writable v2 cgroup: " << why;
+  absl::StatusOr<std::unique_ptr<Cgroup>> cg = internal::CreateV2At(parent, {});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  EXPECT_EQ((*cg)->mode(), CgroupMode::kV2);
+  EXPECT_EQ((*cg)->Describe(), "cgroup(v2:memory,pids,cpu)");
+  ASSERT_EQ((*cg)->dirs().size(), 1u);
+  const std::string dir = (*cg)->dirs()[0];
+  EXPECT_TRUE(absl::StartsWith(dir, parent + "/sandbox-")) << dir;
+
+  // A child joins through the step the runner runs, then waits to be killed.
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(ready[0]);
+    LayerStep join = (*cg)->JoinStep();
+    char ok = join.fn(join.arg) == 0 ? 'y' : 'n';
+    if (write(ready[1], &ok, 1) != 1) _exit(2);
+    for (;;) pause();
+  }
+  close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+  EXPECT_EQ(ok, 'y') << "the child could not write cgroup.procs";
+  std::ifstream member(absl::StrCat("/proc/", pid, "/cgroup"));
+  std::stringstream lines;
+  lines << member.rdbuf();
+  // Its v2 line names the new cgroup, relative to the mount.
+  EXPECT_THAT(lines.str(), ::testing::HasSubstr(absl::StrCat("0::", dir.substr(mount.size()), "\n")));
+
+  absl::Status killed = (*cg)->KillAll();
+  EXPECT_TRUE(killed.ok()) << killed;
+  int status = 0;
+  pid_t waited = 0;
+  for (int i = 0; i < 500 && waited == 0; ++i) {
+    waited = waitpid(pid, &status, WNOHANG);
+    if (waited == 0) usleep(10000);
+  }
+  if (waited == 0) {  // Not a member after all: end it here, not at the test's timeout.
+    kill(pid, SIGKILL);
+    waited = waitpid(pid, &status, 0);
+    ADD_FAILURE() << "KillAll left the member running";
+  }
+  ASSERT_EQ(waited, pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  absl::Status destroyed = (*cg)->Destroy();
+  EXPECT_TRUE(destroyed.ok()) << destroyed;
+  EXPECT_NE(access(dir.c_str(), F_OK), 0) << dir << " is left";
+}
+
+// Where the hierarchy does not hold a limit (no pids controller), Create fails naming the file,
+// and leaves no directory behind.
+TEST(CgroupV2Test, ALimitTheHierarchyCannotHoldFailsAndLeavesNothing) {
+  std::string why;
+  std::string parent = WritableOwnV2Cgroup(&why);
+  if (parent.empty()) GTEST_SKIP() << "needs a writable v2 cgroup: " << why;
+  std::ifstream controllers(parent + "/cgroup.subtree_control");
+  std::string enabled((std::istreambuf_iterator<char>(controllers)), std::istreambuf_iterator<char>());
+  if (absl::StrContains(enabled, "pids")) {
+    GTEST_SKIP() << "pids is enabled in " << parent << ": the limit would hold";
+  }
+  absl::StatusOr<std::unique_ptr<Cgroup>> cg = internal::CreateV2At(parent, {.pids = 16});
+  ASSERT_FALSE(cg.ok());
+  EXPECT_THAT(cg.status().message(), ::testing::HasSubstr("/pids.max"));
+  EXPECT_THAT(OurCgroupsIn(parent), ::testing::IsEmpty());
 }
 
 }  // namespace
