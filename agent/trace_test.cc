@@ -3,6 +3,8 @@
 // also while another writer appends to the same file; truncate empties it first.
 #include "agent/trace.h"
 
+#include <dirent.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -132,6 +134,38 @@ TEST(TraceWriterTest, AMovedFromWriterRefusesAndAMissingDirectoryIsNamed) {
   EXPECT_EQ(sandbox::CodeOf(s), sandbox::ErrorCode::kEINTERNAL) << s;
   auto missing = TraceWriter::Open(TracePath("no/such/dir/t.jsonl"), /*truncate=*/true);
   EXPECT_EQ(sandbox::CodeOf(missing.status()), sandbox::ErrorCode::kENOENT) << missing.status();
+}
+
+// Open descriptors of this process (a writer that forgets to close leaks one per run).
+int OpenFds() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (readdir(d) != nullptr) ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+TEST(TraceWriterTest, MoveAssignmentClosesTheOldFileAndWritesTheNew) {
+  const int before = OpenFds();
+  {
+    auto a = TraceWriter::Open(TracePath("assign-a.jsonl"), /*truncate=*/true);
+    auto b = TraceWriter::Open(TracePath("assign-b.jsonl"), /*truncate=*/true);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(OpenFds(), before + 2);
+    *a = std::move(*b);
+    EXPECT_EQ(OpenFds(), before + 1) << "the file a had open was not closed";
+    EXPECT_TRUE(a->Write("step", "run", json{{"to", "b"}}).ok());
+    EXPECT_EQ(sandbox::CodeOf(b->Write("step", "run", json::object())),
+              sandbox::ErrorCode::kEINTERNAL);
+    TraceWriter& same = *a;
+    *a = std::move(same);  // Assigning a writer to itself keeps it open.
+    EXPECT_TRUE(a->Write("step", "run", json{{"to", "b"}}).ok());
+    EXPECT_EQ(OpenFds(), before + 1);
+  }
+  EXPECT_EQ(OpenFds(), before) << "a destroyed writer left its file open";
+  EXPECT_EQ(Lines(TracePath("assign-a.jsonl")).size(), 0u);
+  EXPECT_EQ(Lines(TracePath("assign-b.jsonl")).size(), 2u);
 }
 
 }  // namespace
