@@ -289,7 +289,9 @@ absl::StatusOr<ToolOutput> TestRun(const ProcessRunner& run, ToolContext& ctx, c
               {"stderr_bytes", r.err.total_bytes},
               {"log", log_path},
               {"log_complete", !r.out.truncated && !r.err.truncated},
-              {"layers_in_force", r.layers_in_force}};
+              {"layers_in_force", r.layers_in_force},
+              // Asked for but not applied here, each with the machine's reason ("landlock: ...").
+              {"layers_unavailable", r.layers_unavailable}};
   out.refs.push_back({log_path, log_sha});
   out.cost = {{"wall_ms", absl::ToDoubleMilliseconds(r.wall_time)},
               {"cpu_ms", absl::ToDoubleMilliseconds(r.user_cpu + r.system_cpu)}};

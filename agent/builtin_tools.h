@@ -15,7 +15,8 @@
 //   test.run      {}                           the configured test command from the workspace root,
 //                                              with limits and a timeout; data {exit_code,
 //                                              term_signal, timed_out, passed, stdout, stderr,
-//                                              truncated, ...}; the full log (up to the runner's cap)
+//                                              truncated, layers_in_force, layers_unavailable
+//                                              (each "layer: reason"), ...}; the full log (up to the runner's cap)
 //                                              in .agent/logs/test-<hash>.log, named by its content
 //                                              so an identical run yields an identical ref
 //   task.finish   {answer}                     precondition: the most recent test.run passed after the

@@ -41,6 +41,8 @@ check "good: trace has >= 3 lines" test "$(wc -l <"$good_trace")" -ge 3
 check "good: a step with ok == true" has_match '.result.ok == true' "$good_trace"
 check "good: step 1 ok (seed 13.8.2)" test "$(jq -r 'select(.step == 1) | .result.ok' "$good_trace")" = true
 check "good: calc.sh fixed on disk" grep -q 'echo $((a + b))' "$tmp/good-ws/calc.sh"
+check "good: no isolation asked, none applied or missing" \
+  has_match '.decision.tool == "test.run" and (.result.data.layers_in_force | length) == 4 and .result.data.layers_unavailable == []' "$good_trace"
 check "good: stderr names the trace" grep -q "trace $good_trace" "$tmp/good.err"
 
 # Every line parses and carries the run id and trace version; header first, footer last.
@@ -74,6 +76,10 @@ cat "$tmp/iso.out" "$tmp/iso.err"
 check "good --isolate=all: done in 4 steps" jq -e 'select(.stop_reason == "done" and .steps == 4)' "$tmp/iso.out"
 check "good --isolate=all: test.run names its layers" \
   has_match '.decision.tool == "test.run" and (.result.data.layers_in_force | index("rlimits") != null)' "$tmp/iso.jsonl"
+# Every kernel layer asked for is either in force or named unavailable with its reason: more than
+# the portable runner's four, whatever the machine.
+check "good --isolate=all: kernel layers in force or named unavailable" \
+  has_match '.decision.tool == "test.run" and ((.result.data.layers_in_force | length) > 4 or (.result.data.layers_unavailable | length) > 0)' "$tmp/iso.jsonl"
 
 # ---- loop: no_progress after 3 steps with --max-steps 4; no_progress or max_steps with 5 ----
 set +e
@@ -112,6 +118,12 @@ kept=$(sed -n 's|^run_demo: workspace \(.*\)/workspace$|\1|p' "$tmp/keep.err")
 check "--keep-workspace: kept with its secret" test -f "${kept:-/nonexistent}/secret.txt"
 check "--keep-workspace: kept the fixed calc.sh" grep -q 'a + b' "${kept:-/nonexistent}/workspace/calc.sh"
 [ -n "$kept" ] && rm -rf "$kept"
+# The fresh directory goes under $TMPDIR when it is set and not empty.
+mkdir -p "$tmp/custom-tmp"
+TMPDIR="$tmp/custom-tmp" "$run_demo" --mode good --keep-workspace --trace "$tmp/tmpdir.jsonl" \
+  >/dev/null 2>"$tmp/tmpdir.err" || true
+check "fresh workspace under \$TMPDIR" grep -q "^run_demo: workspace $tmp/custom-tmp/agent-demo-[^/]*/workspace$" "$tmp/tmpdir.err"
+rm -rf "$tmp/custom-tmp"/agent-demo-*
 
 # ---- appending: two runs in one file stay apart by run_id ----
 "$run_demo" --mode=loop --max-steps=1 --workspace="$tmp/loop-ws" --trace="$tmp/two.jsonl" >/dev/null 2>&1 || true
