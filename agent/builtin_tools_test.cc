@@ -35,12 +35,14 @@ class BuiltinToolsTest : public ::testing::Test {
     MakeRegistry(BuiltinScopes(), {"/bin/sh", "-c", "echo all good"});
   }
 
-  void MakeRegistry(std::set<std::string> scopes, std::vector<std::string> test_argv) {
+  void MakeRegistry(std::set<std::string> scopes, std::vector<std::string> test_argv,
+                    uint64_t log_cap = 1 << 20) {
     ToolEnv env;
     env.workspace = &*ws_;
     env.test.argv = std::move(test_argv);
     env.test.timeout = absl::Seconds(20);
     env.test.output_cap = 64;
+    env.test.log_cap = log_cap;
     registry_.emplace(env, std::move(scopes));
     ASSERT_TRUE(RegisterBuiltinTools(*registry_).ok());
   }
@@ -175,6 +177,39 @@ TEST_F(BuiltinToolsTest, FsReadRangeLinesInAFileTooBigForFsRead) {
   EXPECT_EQ(env["data"]["content"], "line 2\nline 3\n");
 }
 
+TEST_F(BuiltinToolsTest, FsReadRangeStartsAtTheFirstByteAndLine) {
+  json env = Call("fs.read_range", {{"path", "calc.sh"}, {"length", 3}});
+  ASSERT_EQ(Code(env), "OK") << env.dump();
+  EXPECT_EQ(env["data"]["content"], "add") << "offset defaults to 0";
+  env = Call("fs.read_range", {{"path", "calc.sh"}, {"start_line", 1}, {"end_line", 1}});
+  ASSERT_EQ(Code(env), "OK") << env.dump();
+  EXPECT_EQ(env["data"]["content"], "add() {\n") << "a range of one line";
+  EXPECT_EQ(env["data"]["end_line"], 1);
+  EXPECT_EQ(env["data"]["eof"], false) << "lines 2 and 3 are left";
+}
+
+TEST_F(BuiltinToolsTest, FsReadRangeLinesDefaultToTwoHundred) {
+  std::string text;
+  for (int i = 1; i <= 300; ++i) absl::StrAppend(&text, i, "\n");
+  WriteRaw(root_ + "/300.txt", text);
+  json env = Call("fs.read_range", {{"path", "300.txt"}, {"start_line", 1}});
+  ASSERT_EQ(Code(env), "OK") << env.dump();
+  EXPECT_EQ(env["data"]["end_line"], 200);
+  EXPECT_THAT(env["data"]["content"].get<std::string>(), ::testing::EndsWith("\n199\n200\n"));
+  EXPECT_EQ(env["data"]["eof"], false);
+}
+
+TEST_F(BuiltinToolsTest, FsReadRangeLinesStopAtTheReadCap) {
+  std::string big;
+  for (int i = 1; i <= 40000; ++i) absl::StrAppend(&big, "line ", i, "\n");
+  WriteRaw(root_ + "/big.txt", big);
+  json env = Call("fs.read_range", {{"path", "big.txt"}, {"start_line", 1}, {"end_line", 40000}});
+  ASSERT_EQ(Code(env), "OK") << env.dump();
+  EXPECT_EQ(env["data"]["content"].get<std::string>(), big.substr(0, kReadCap));
+  EXPECT_EQ(env["data"]["truncated"], true);
+  EXPECT_EQ(env["data"]["eof"], false);
+}
+
 TEST_F(BuiltinToolsTest, FsReadRangeRejectsMixedModesAndPastTheEnd) {
   EXPECT_EQ(Code(Call("fs.read_range", {{"path", "calc.sh"}, {"offset", 0}, {"start_line", 1}})),
             "EINVAL");
@@ -197,9 +232,36 @@ TEST_F(BuiltinToolsTest, FsListLeavesOutGitAndAgentDirectories) {
   ASSERT_EQ(Code(env), "OK") << env.dump();
   EXPECT_EQ(env["data"]["files"],
             json::parse(R"([{"path": "calc.sh", "size": 28}, {"path": "src/a.sh", "size": 2}])"));
+  EXPECT_EQ(env["data"]["count"], 2);
+  EXPECT_EQ(env["data"]["truncated"], false);
   env = Call("fs.list", {{"prefix", "src"}});
   EXPECT_EQ(env["data"]["count"], 1);
   EXPECT_EQ(Code(Call("fs.list", {{"prefix", "../"}})), "EPERM");
+}
+
+TEST_F(BuiltinToolsTest, FsListPrefixIsADirectoryOrTheFileItself) {
+  ASSERT_EQ(mkdir((root_ + "/src").c_str(), 0755), 0);
+  WriteRaw(root_ + "/src/a.sh", "a\n");
+  WriteRaw(root_ + "/srcx.sh", "x\n");
+  json env = Call("fs.list", {{"prefix", "src"}});
+  EXPECT_EQ(env["data"]["files"], json::parse(R"([{"path": "src/a.sh", "size": 2}])"))
+      << "srcx.sh only starts with the same letters";
+  env = Call("fs.list", {{"prefix", "calc.sh"}});
+  EXPECT_EQ(env["data"]["files"], json::parse(R"([{"path": "calc.sh", "size": 28}])"));
+}
+
+TEST_F(BuiltinToolsTest, FsListShowsTwoThousandFilesAndCountsTheRest) {
+  ASSERT_EQ(mkdir((root_ + "/many").c_str(), 0755), 0);
+  for (int i = 0; i < 1999; ++i) WriteRaw(absl::StrCat(root_, "/many/", i), "");
+  json env = Call("fs.list", json::object());  // calc.sh and 1,999 more: exactly the limit
+  EXPECT_EQ(env["data"]["files"].size(), 2000u);
+  EXPECT_EQ(env["data"]["count"], 2000);
+  EXPECT_EQ(env["data"]["truncated"], false);
+  WriteRaw(root_ + "/many/one-more", "");
+  env = Call("fs.list", json::object());
+  EXPECT_EQ(env["data"]["files"].size(), 2000u);
+  EXPECT_EQ(env["data"]["count"], 2001);
+  EXPECT_EQ(env["data"]["truncated"], true);
 }
 
 TEST_F(BuiltinToolsTest, PatchApplyReplacesTheUniqueOccurrenceAndBumpsTheWorld) {
@@ -208,6 +270,7 @@ TEST_F(BuiltinToolsTest, PatchApplyReplacesTheUniqueOccurrenceAndBumpsTheWorld) 
   EXPECT_EQ(ReadRaw("calc.sh"), "add() {\n  echo $((a + b))\n}\n");
   EXPECT_EQ(state_.world.version, 1u);
   EXPECT_EQ(env["data"]["world_version"], 1);
+  EXPECT_EQ(env["data"]["replacements"], 1);
   EXPECT_EQ(env["refs"][0]["sha256"], Sha256Hex(ReadRaw("calc.sh")));
 }
 
@@ -255,7 +318,9 @@ TEST_F(BuiltinToolsTest, TestRunPassingWritesALogOutsideTheListing) {
   EXPECT_EQ(env["data"]["stdout"], "all good\n");
   EXPECT_EQ(env["data"]["truncated"], false);
   const std::string log_path = env["refs"][0]["path"];
-  EXPECT_THAT(log_path, ::testing::StartsWith(".agent/logs/test-"));
+  EXPECT_THAT(log_path, ::testing::MatchesRegex("\\.agent/logs/test-[0-9a-f]{16}\\.log"))
+      << "named by the first 16 hex digits of the log's sha256";
+  EXPECT_EQ(log_path.substr(17, 16), Sha256Hex(ReadRaw(log_path)).substr(0, 16));
   EXPECT_EQ(env["refs"][0]["sha256"], Sha256Hex(ReadRaw(log_path)));
   EXPECT_THAT(ReadRaw(log_path),
               ::testing::EndsWith("== stdout (9 bytes) ==\nall good\n== stderr (0 bytes) ==\n"));
@@ -305,6 +370,20 @@ TEST_F(BuiltinToolsTest, TestRunCutsOutputAtACharacterBoundary) {
   EXPECT_THAT(ReadRaw(env["refs"][0]["path"]),
               ::testing::EndsWith("== stdout (81 bytes) ==\n" + full + "\n== stderr (81 bytes) ==\n" +
                                   full + "\n"));
+}
+
+// The log is complete only if the runner kept every byte of both streams.
+TEST_F(BuiltinToolsTest, TestRunLogIsIncompleteWhenOneStreamPassedTheLogCap) {
+  MakeRegistry(BuiltinScopes(), {"/bin/sh", "-c", "echo 0123456789abcdefghij; echo e >&2"},
+               /*log_cap=*/16);
+  json env = Call("test.run", json::object());
+  ASSERT_EQ(Code(env), "OK") << env.dump();
+  EXPECT_EQ(env["data"]["log_complete"], false);
+  EXPECT_EQ(env["data"]["truncated"], true);
+  MakeRegistry(BuiltinScopes(), {"/bin/sh", "-c", "echo o; echo 0123456789abcdefghij >&2"},
+               /*log_cap=*/16);
+  env = Call("test.run", json::object());
+  EXPECT_EQ(env["data"]["log_complete"], false) << "stderr alone past the cap";
 }
 
 TEST_F(BuiltinToolsTest, TestRunTimeoutIsReportedNotPassed) {
