@@ -112,6 +112,49 @@ TEST_F(CgroupTest, MemoryHogIsKilledAndTheStatsSaySo) {
   EXPECT_GE(cg->Stats().oom_kills, 1u);
 }
 
+// Where swap is accounted (v1 memory.memsw.*, v2 memory.swap.max), the hog cannot swap its way
+// past the memory limit.
+TEST_F(CgroupTest, TheMemoryLimitAlsoBoundsSwap) {
+  std::unique_ptr<Cgroup> cg = Make({.memory_bytes = 32 << 20});
+  ASSERT_NE(cg, nullptr);
+  bool checked = false;
+  for (const std::string& dir : cg->dirs()) {
+    std::ifstream memsw(dir + "/memory.memsw.limit_in_bytes"), swap(dir + "/memory.swap.max");
+    std::string value;
+    if (memsw >> value) {
+      EXPECT_EQ(value, std::to_string(32 << 20)) << dir;
+      checked = true;
+    } else if (swap >> value) {
+      EXPECT_EQ(value, "0") << dir;
+      checked = true;
+    }
+  }
+  if (!checked) GTEST_SKIP() << "swap is not accounted here (no memory.memsw or memory.swap.max)";
+}
+
+// Each Create opens files and each Destroy must close them: a runner makes one cgroup per run.
+TEST_F(CgroupTest, CreateAndDestroyLeaveNoDescriptorOpenAndDestroyTwiceIsFine) {
+  auto open_fds = [] {
+    int n = 0;
+    if (DIR* d = opendir("/proc/self/fd")) {
+      while (readdir(d) != nullptr) ++n;
+      closedir(d);
+    }
+    return n;
+  };
+  const int before = open_fds();
+  for (int i = 0; i < 3; ++i) {
+    std::unique_ptr<Cgroup> cg = Make({.memory_bytes = 64 << 20, .pids = 32, .cpu_millis = 500});
+    ASSERT_NE(cg, nullptr);
+    absl::Status first = cg->Destroy();
+    EXPECT_TRUE(first.ok()) << first;
+    EXPECT_EQ(open_fds(), before) << "Create or Destroy left a descriptor open";
+    absl::Status again = cg->Destroy();
+    EXPECT_TRUE(again.ok()) << "a second Destroy: " << again;
+    for (const std::string& dir : cg->dirs()) EXPECT_NE(access(dir.c_str(), F_OK), 0) << dir;
+  }
+}
+
 TEST_F(CgroupTest, KillAllEndsADaemonThatLeftTheGroup) {
   std::unique_ptr<Cgroup> cg = Make({.pids = 16});
   ASSERT_NE(cg, nullptr);
