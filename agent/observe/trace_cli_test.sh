@@ -77,6 +77,29 @@ if grep -q "<script" "$TMP/xss.html"; then
 fi
 expect 2 "pick one with --run=ID" -- html "$D/two_runs.jsonl"
 
+# Every command warns about a line it skipped, on stderr, naming the file and line.
+W="truncated.jsonl:6: truncated last line"
+expect 0 "$W" -- replay "$D/truncated.jsonl"
+expect 1 "$W" -- diff "$D/truncated.jsonl" "$D/good.jsonl"
+expect 1 "$W" -- diff "$D/good.jsonl" "$D/truncated.jsonl"
+expect 0 "$W" -- otel --out="$TMP/t.otel.json" "$D/truncated.jsonl"
+expect 0 "$W" -- html --out="$TMP/t.html" "$D/truncated.jsonl"
+
+# --json output is indented by two spaces, one key per line, as jq prints it.
+# indented LINE -- ARGS...: trace ARGS prints LINE exactly, as one whole line.
+indented() {
+  local line="$1"
+  shift 2
+  if ! "$TRACE" "$@" 2>/dev/null | grep -qxF -- "$line"; then
+    echo "FAIL: trace $*: no line '$line'"; failures=$((failures + 1))
+  else
+    echo "ok: trace $* indents by two"
+  fi
+}
+indented '  "complete_runs": 1,' -- stats --json "$D/good.jsonl"
+indented '    "divergence": null,' -- replay --json "$D/good.jsonl"
+indented '  "differences": [],' -- diff --json "$D/good.jsonl" "$D/good.jsonl"
+
 if [[ "$failures" != 0 ]]; then
   echo "$failures failure(s)"
   exit 1
