@@ -77,6 +77,21 @@ if grep -q "<script" "$TMP/xss.html"; then
 fi
 expect 2 "pick one with --run=ID" -- html "$D/two_runs.jsonl"
 
+# Recordings made by other versions, or edited by hand, replay without a crash:
+# - a run_start without no_progress_window replays with the loop's default, 3;
+jq -c 'if .type == "run_start" then del(.no_progress_window) else . end' "$D/loop.jsonl" \
+  >"$TMP/loop-no-window.jsonl"
+expect 0 "(scripted:loop): match, 3/3 decisions, stop_reason no_progress" -- \
+  replay "$TMP/loop-no-window.jsonl"
+# - state fields of the wrong type are not applied, so the fingerprint tells the difference;
+jq -c 'if .type == "step" then .state.world_version = "x" | .state.done = "y" else . end' \
+  "$D/good.jsonl" >"$TMP/bad-state.jsonl"
+expect 1 "DIVERGED at step 2 (fingerprint)" -- replay "$TMP/bad-state.jsonl"
+# - a max_tool_calls end without the decision the budget kept from running is a divergence.
+jq -c 'if .type == "run_end" then del(.pending_decision) else . end' "$D/max_tool_calls.jsonl" \
+  >"$TMP/no-pending.jsonl"
+expect 1 "DIVERGED at step 3 (decision)" -- replay "$TMP/no-pending.jsonl"
+
 # Every command warns about a line it skipped, on stderr, naming the file and line.
 W="truncated.jsonl:6: truncated last line"
 expect 0 "$W" -- replay "$D/truncated.jsonl"
