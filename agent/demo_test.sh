@@ -24,6 +24,16 @@ has_match() {  # has_match FILTER FILE
   local out
   out=$(jq -c "select($1)" "$2") && [ -n "$out" ]
 }
+# jq -e FILTER FILE for a file holding one JSON value, except that an empty FILE fails: jq 1.6
+# exits 0 when it reads no input at all, so a command that printed nothing passed every check of
+# its output (a mutant that refused --test-timeout-s=86400 survived that way).
+jq_e() {  # jq_e FILTER FILE
+  if [ ! -s "$2" ]; then
+    echo "  $2 is empty" >&2
+    return 1
+  fi
+  jq -e "$1" "$2"
+}
 
 command -v jq >/dev/null || { echo "demo_test: jq is required (apt-get install jq)" >&2; exit 1; }
 
@@ -35,8 +45,9 @@ rc=$?
 set -e
 cat "$tmp/good.out"
 check "good exits 0" test "$rc" -eq 0
-check "good: done in 4 steps" jq -e 'select(.stop_reason == "done" and .steps == 4 and .tool_calls == 4 and .trace_steps == 4)' "$tmp/good.out"
-check "good: answer set" jq -e '.answer | type == "string"' "$tmp/good.out"
+check "good: done in 4 steps" jq_e 'select(.stop_reason == "done" and .steps == 4 and .tool_calls == 4 and .trace_steps == 4)' "$tmp/good.out"
+check "good: answer set" jq_e '.answer | type == "string"' "$tmp/good.out"
+check "good: the summary is indented by two" grep -qx '  "stop_reason": "done",' "$tmp/good.out"
 check "good: trace has >= 3 lines" test "$(wc -l <"$good_trace")" -ge 3
 check "good: a step with ok == true" has_match '.result.ok == true' "$good_trace"
 check "good: step 1 ok (seed 13.8.2)" test "$(jq -r 'select(.step == 1) | .result.ok' "$good_trace")" = true
@@ -73,7 +84,7 @@ check "seed cmd 3: budget curve 8..5" test "$(echo "$cmd3" | cut -f2 | tr '\n' '
 # ---- good with every kernel isolation layer asked for (each applied where this machine allows) ----
 "$run_demo" --mode=good --isolate=all --workspace="$tmp/iso-ws" --trace="$tmp/iso.jsonl" >"$tmp/iso.out" 2>"$tmp/iso.err" || true
 cat "$tmp/iso.out" "$tmp/iso.err"
-check "good --isolate=all: done in 4 steps" jq -e 'select(.stop_reason == "done" and .steps == 4)' "$tmp/iso.out"
+check "good --isolate=all: done in 4 steps" jq_e 'select(.stop_reason == "done" and .steps == 4)' "$tmp/iso.out"
 check "good --isolate=all: test.run names its layers" \
   has_match '.decision.tool == "test.run" and (.result.data.layers_in_force | index("rlimits") != null)' "$tmp/iso.jsonl"
 # Every kernel layer asked for is either in force or named unavailable with its reason: more than
@@ -88,11 +99,11 @@ rc=$?
 set -e
 cat "$tmp/loop4.out"
 check "loop 4 exits 1" test "$rc" -eq 1
-check "loop 4: no_progress after 3 steps" jq -e 'select(.stop_reason == "no_progress" and .steps == 3 and .trace_steps == 3)' "$tmp/loop4.out"
+check "loop 4: no_progress after 3 steps" jq_e 'select(.stop_reason == "no_progress" and .steps == 3 and .trace_steps == 3)' "$tmp/loop4.out"
 "$run_demo" --mode loop --max-steps 5 --workspace="$tmp/loop-ws" --trace="$tmp/loop5.jsonl" >"$tmp/loop5.out" 2>/dev/null || true
-check "loop 5: no_progress or max_steps" jq -e 'select(.stop_reason == "no_progress" or .stop_reason == "max_steps")' "$tmp/loop5.out"
+check "loop 5: no_progress or max_steps" jq_e 'select(.stop_reason == "no_progress" or .stop_reason == "max_steps")' "$tmp/loop5.out"
 "$run_demo" --mode loop --max-steps 2 --workspace="$tmp/loop-ws" --trace="$tmp/loop2.jsonl" >"$tmp/loop2.out" 2>/dev/null || true
-check "loop 2: max_steps before the brake" jq -e 'select(.stop_reason == "max_steps" and .steps == 2)' "$tmp/loop2.out"
+check "loop 2: max_steps before the brake" jq_e 'select(.stop_reason == "max_steps" and .steps == 2)' "$tmp/loop2.out"
 
 # ---- escape: step 1 refused with EPERM; ends no_progress (3 identical refusals) ----
 esc_trace=$tmp/escape.jsonl
@@ -102,7 +113,7 @@ check "escape: step 1 EPERM (seed 13.8.3)" has_match '.step == 1 and .result.ok 
 check "escape: step 1 EPERM (brief)" has_match '.step == 1 and .result.error.code == "EPERM"' "$esc_trace"
 check "escape: step 1 EPERM (jq 1.6-safe -e form)" jq -e -s 'any(.[]; .step == 1 and .result.error.code == "EPERM")' "$esc_trace"
 check "escape: not retryable, stop" has_match '.step == 1 and .result.error.retryable == false and .result.error.suggested_action == "stop"' "$esc_trace"
-check "escape: ends no_progress after 3 steps" jq -e 'select(.stop_reason == "no_progress" and .steps == 3)' "$tmp/escape.out"
+check "escape: ends no_progress after 3 steps" jq_e 'select(.stop_reason == "no_progress" and .steps == 3)' "$tmp/escape.out"
 cmd2=$(jq -r 'select(.result.ok == false) | [.step, .decision.tool, .result.error.code] | @tsv' "$esc_trace")
 check "seed cmd 2 on escape: three EPERM rows" test "$(grep -c $'\tfs.read\tEPERM' <<<"$cmd2")" -eq 3
 
@@ -165,9 +176,11 @@ check "tool --help prints the flags" grep -q -- '--test-timeout-s=VALUE' <("$too
 # The edges that are allowed: a day of test timeout and a budget of 1000000 run.
 "$run_demo" --mode=good --test-timeout-s=86400 --max-steps=1000000 --workspace="$tmp/edge-ws" \
   --trace="$tmp/edge.jsonl" >"$tmp/edge.out" 2>/dev/null || true
-check "run_demo accepts the edges of its ranges" jq -e '.stop_reason == "done"' "$tmp/edge.out"
+check "run_demo accepts the edges of its ranges" jq_e '.stop_reason == "done"' "$tmp/edge.out"
 "$tool" --workspace="$tmp/edge-ws" --test-timeout-s=1 fs.read '{"path": "calc.sh"}' >"$tmp/edge-tool.out" || true
-check "tool accepts a timeout of 1 s" jq -e '.ok' "$tmp/edge-tool.out"
+check "tool accepts a timeout of 1 s" jq_e '.ok' "$tmp/edge-tool.out"
+"$tool" --workspace="$tmp/edge-ws" --test-timeout-s=86400 fs.read '{"path": "calc.sh"}' >"$tmp/edge-tool-day.out" || true
+check "tool accepts a timeout of a day" jq_e '.ok' "$tmp/edge-tool-day.out"
 
 set +e
 "$run_demo" --trace=/nonexistent-dir/t.jsonl --workspace="$tmp/loop-ws" >/dev/null 2>"$tmp/start.err"
@@ -186,25 +199,28 @@ check "run_demo left the project alone" test ! -e "$tmp/project/calc.sh"
 
 # ---- the single-tool command ----
 "$tool" --workspace="$tmp/good-ws" fs.read '{"path": "calc.sh"}' >"$tmp/tool.out"
-check "tool fs.read ok with a sha256 ref" jq -e '.ok and (.refs[0].sha256 | length == 64)' "$tmp/tool.out"
+check "tool fs.read ok with a sha256 ref" jq_e '.ok and (.refs[0].sha256 | length == 64)' "$tmp/tool.out"
+check "tool: the envelope is indented by two" grep -qx '  "ok": true,' "$tmp/tool.out"
 set +e
 "$tool" --workspace="$tmp/good-ws" fs.read '{"path": "../secret.txt"}' >"$tmp/tool-esc.out"
 rc=$?
 set -e
 check "tool escape exits 1" test "$rc" -eq 1
-check "tool escape is EPERM" jq -e '.error.code == "EPERM"' "$tmp/tool-esc.out"
+check "tool escape is EPERM" jq_e '.error.code == "EPERM"' "$tmp/tool-esc.out"
 "$tool" --workspace="$tmp/good-ws" test.run >"$tmp/tool-test.out" || true
-check "tool test.run passes on the fixed workspace" jq -e '.data.passed == true' "$tmp/tool-test.out"
+check "tool test.run passes on the fixed workspace" jq_e '.data.passed == true' "$tmp/tool-test.out"
 # A test command with a quoted script reaches the runner as three words, not split at its spaces.
 "$tool" --workspace="$tmp/good-ws" --test-command="sh -c 'sh test.sh && echo quoted-ok'" test.run \
   >"$tmp/tool-quoted.out" || true
 check "tool --test-command keeps a quoted script whole" \
-  jq -e '.data.passed == true and (.data.stdout | contains("quoted-ok"))' "$tmp/tool-quoted.out"
+  jq_e '.data.passed == true and (.data.stdout | contains("quoted-ok"))' "$tmp/tool-quoted.out"
 "$tool" --workspace="$tmp/good-ws" --scopes=workspace:read patch.apply '{"path":"calc.sh","old":"a + b","new":"a - b"}' >"$tmp/tool-scope.out" || true
 "$tool" --workspace="$tmp/good-ws" --isolate=all test.run >"$tmp/tool-iso.out" || true
-check "tool --isolate=all test.run passes" jq -e '.data.passed == true and (.data.layers_in_force | length > 0)' "$tmp/tool-iso.out"
-check "tool without write scope is EPERM" jq -e '.error.code == "EPERM"' "$tmp/tool-scope.out"
-check "tool --list names six tools" jq -e 'length == 6' <("$tool" --workspace="$tmp/good-ws" --list)
+check "tool --isolate=all test.run passes" jq_e '.data.passed == true and (.data.layers_in_force | length > 0)' "$tmp/tool-iso.out"
+check "tool without write scope is EPERM" jq_e '.error.code == "EPERM"' "$tmp/tool-scope.out"
+"$tool" --workspace="$tmp/good-ws" --list >"$tmp/tool-list.out" || true
+check "tool --list names six tools" jq_e 'length == 6' "$tmp/tool-list.out"
+check "tool --list is indented by two" grep -qx '    "name": "fs.read"' "$tmp/tool-list.out"
 
 if [ "$failures" -ne 0 ]; then
   echo "demo_test: $failures check(s) failed" >&2

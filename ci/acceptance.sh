@@ -142,17 +142,17 @@ check "tests pass" ok "bazel test //..."
 check "good: run the demo" ok \
   "$BAZEL_RUN //agent:run_demo -- --mode=good --trace=$work/good.jsonl | tee $work/good.json"
 check "good: stop_reason done after 4 steps" ok \
-  "jq -e 'select(.stop_reason == \"done\" and .steps == 4)' $work/good.json"
+  "test -s $work/good.json && jq -e 'select(.stop_reason == \"done\" and .steps == 4)' $work/good.json"
 
 # Loop: the same action repeated; the third equal fingerprint stops it.
 check "loop, --max-steps=4: run the demo" any \
   "$BAZEL_RUN //agent:run_demo -- --mode=loop --max-steps=4 >$work/loop4.json; cat $work/loop4.json"
 check "loop, --max-steps=4: no_progress after 3 steps" ok \
-  "jq -e 'select(.stop_reason == \"no_progress\" and .steps == 3)' $work/loop4.json"
+  "test -s $work/loop4.json && jq -e 'select(.stop_reason == \"no_progress\" and .steps == 3)' $work/loop4.json"
 check "loop, --max-steps=5: run the demo" any \
   "$BAZEL_RUN //agent:run_demo -- --mode=loop --max-steps=5 >$work/loop5.json; cat $work/loop5.json"
 check "loop, --max-steps=5: no_progress or max_steps" ok \
-  "jq -e 'select(.stop_reason == \"no_progress\" or .stop_reason == \"max_steps\")' $work/loop5.json"
+  "test -s $work/loop5.json && jq -e 'select(.stop_reason == \"no_progress\" or .stop_reason == \"max_steps\")' $work/loop5.json"
 
 # Escape: the first action reads ../secret.txt and must be refused with EPERM.
 check "escape: run the demo" any \
@@ -205,7 +205,7 @@ check "html: the good run's page renders in headless Chromium" ok \
 # Issue 7: the same good run with every kernel layer the machine offers.
 check "good, --isolate=all: done in 4 steps under the kernel layers" ok \
   "$BAZEL_RUN //agent:run_demo -- --mode=good --isolate=all --trace=$work/good-isolated.jsonl | tee $work/good-isolated.json
-   jq -e 'select(.stop_reason == \"done\" and .steps == 4)' $work/good-isolated.json"
+   test -s $work/good-isolated.json && jq -e 'select(.stop_reason == \"done\" and .steps == 4)' $work/good-isolated.json"
 
 verdict="ALL CHECKS PASSED"
 echo "ALL CHECKS PASSED"
