@@ -48,8 +48,8 @@ TEST(DiffTest, ADifferentDecisionFromStepOne) {
   std::string text = d.ToText();
   EXPECT_THAT(text, HasSubstr("first divergence: step 1 (decision)\n  a: fs.read {\"path\":\"calc.sh\"}\n"
                               "  b: fs.read {\"path\":\"../secret.txt\"}\n"));
-  EXPECT_THAT(text, HasSubstr("rest: 0 steps the same, 3 more differing; decision at 2,3; missing at 4"));
-  EXPECT_THAT(text, HasSubstr("end differs: a done after 4 steps, 4 tool calls; b no_progress after 3"));
+  EXPECT_THAT(text, HasSubstr("rest: 0 steps the same, 3 more differing; decision at 2,3; missing at 4\n"
+                              "end differs: a done after 4 steps, 4 tool calls; b no_progress after 3"));
 }
 
 TEST(DiffTest, ADifferentObservation) {
@@ -60,7 +60,25 @@ TEST(DiffTest, ADifferentObservation) {
   EXPECT_EQ(d.differences[0].kind, "result");
   EXPECT_TRUE(d.differences[0].a.contains("data"));
   EXPECT_FALSE(d.differences[0].a.contains("ok"));  // Only the keys that differ.
+  EXPECT_TRUE(d.differences[0].b.contains("data"));
+  EXPECT_FALSE(d.differences[0].b.contains("ok"));  // On both sides.
+  EXPECT_NE(d.differences[0].a["data"], d.differences[0].b["data"]);
   EXPECT_EQ(d.same_steps, 3);
+  DiffReport back = DiffRuns(RunOf("xss.jsonl"), RunOf("good.jsonl"));
+  ASSERT_EQ(back.differences.size(), 1u);
+  EXPECT_EQ(back.differences[0].a, d.differences[0].b) << "the sides swap with the arguments";
+  EXPECT_EQ(back.differences[0].b, d.differences[0].a);
+}
+
+TEST(DiffTest, TheSameStepsAndADifferentEnd) {
+  RunRecord a = RunOf("good.jsonl");
+  RunRecord b = a;
+  ASSERT_TRUE(b.end.has_value());
+  (*b.end)["stop_reason"] = "max_steps";
+  DiffReport d = DiffRuns(a, b);
+  EXPECT_FALSE(d.identical());
+  EXPECT_TRUE(d.differences.empty());
+  EXPECT_THAT(d.ToText(), HasSubstr("\nall 4 steps the same\nend differs: a done after 4 steps"));
 }
 
 TEST(DiffTest, ADifferentBudget) {
@@ -84,6 +102,16 @@ TEST(DiffTest, AShorterRun) {
   EXPECT_EQ(j["first_divergence"]["step"], 3);
   EXPECT_TRUE(j["end_b"].is_null());
   EXPECT_THAT(d.ToText(), HasSubstr("b: run 0123456789abcdef0123456789abcdef, 2 steps, no run_end"));
+}
+
+TEST(DiffTest, AShorterFirstRun) {
+  DiffReport d = DiffRuns(RunOf("killed.jsonl"), RunOf("good.jsonl"));
+  ASSERT_EQ(d.differences.size(), 2u);
+  EXPECT_EQ(d.differences[0].step, 3);
+  EXPECT_EQ(d.differences[0].kind, "missing");
+  EXPECT_TRUE(d.differences[0].a.is_null());
+  EXPECT_FALSE(d.differences[0].b.is_null());
+  EXPECT_EQ(d.differences[1].step, 4);
 }
 
 }  // namespace
