@@ -140,6 +140,34 @@ TEST(OtelTest, FieldsOfTheWrongTypeAreLeftOut) {
   EXPECT_EQ(Attr(spans[2], "sandboxed_agent.world_version")["intValue"], "3");
 }
 
+// Traces from before run_start carried started_at: the run starts where its first step did (that
+// step's observed_at less its duration), and never before the epoch.
+TEST(OtelTest, WithoutStartedAtTheRunStartsWhereItsFirstStepDid) {
+  auto run_start_of = [](const RunRecord& run) {
+    TraceSet set;
+    set.runs.push_back(run);
+    return std::stoll(Spans(ToOtlpJson(set))[0]["startTimeUnixNano"].get<std::string>());
+  };
+  RunRecord run;
+  run.run_id = "0123456789abcdef0123456789abcdef";
+  StepRecord s;
+  s.step = 1;
+  s.tool = "fs.read";
+  s.duration_ms = 250;
+  s.result = {{"ok", true}, {"observed_at", "2026-01-01T00:00:01Z"}};
+  run.steps.push_back(s);
+  absl::Time observed;
+  std::string err;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, "2026-01-01T00:00:01Z", &observed, &err)) << err;
+  EXPECT_EQ(run_start_of(run), absl::ToUnixNanos(observed) - 250000000);
+  run.steps[0].result.erase("observed_at");
+  EXPECT_EQ(run_start_of(run), 0) << "no time at all: the epoch, not 250 ms before it";
+  run.steps[0].duration_ms = 0;
+  EXPECT_EQ(run_start_of(run), 0);
+  run.steps.clear();
+  EXPECT_EQ(run_start_of(run), 0);
+}
+
 TEST(OtelTest, ARunWithoutRunEnd) {
   json doc = ToOtlpJson(LoadTestdata("killed.jsonl"));
   const json& run = Spans(doc)[0];
