@@ -42,6 +42,8 @@ TEST(ParseBytesTest, RejectsWhatIsNotAByteCount) {
 TEST(ParseSecondsTest, PositiveFractionsOnly) {
   EXPECT_EQ(*ParseSeconds("0.5"), absl::Milliseconds(500));
   EXPECT_EQ(*ParseSeconds("30"), absl::Seconds(30));
+  EXPECT_EQ(*ParseSeconds("1e9"), absl::Seconds(1000000000)) << "the largest: about 31 years";
+  EXPECT_FALSE(ParseSeconds("1000000000.5").ok());
   for (const char* bad : {"", "0", "-1", "abc", "nan", "inf", "1e100"}) {
     EXPECT_FALSE(ParseSeconds(bad).ok()) << "'" << bad << "'";
   }
@@ -117,6 +119,11 @@ TEST(ParseCommandLineTest, BadFlagsGiveOneLineNamingTheFlag) {
       {{"--memory=12X", "ls"}, "--memory"},
       {{"--env=NOEQUALS", "ls"}, "--env"},
       {{"--env==v", "ls"}, "--env"},
+      {{"--cgroup-pids=0", "ls"}, "--cgroup-pids"},
+      {{"--cgroup-cpu=0", "ls"}, "--cgroup-cpu"},
+      {{"--cgroup-cpu=x", "ls"}, "--cgroup-cpu"},
+      {{"--cwd"}, "--cwd: needs a value (--cwd=REL)"},
+      {{"--cwd", "sub"}, "no command"},  // The value is taken, then the command is missing.
       {{"--json=yes", "ls"}, "--json"},
       {{"--timeout"}, "--timeout"},
       {{"--json"}, "no command"},
