@@ -330,6 +330,32 @@ TEST_F(LoopTest, AnExceptionInThePolicyStopsWithErrorAndAFooter) {
   EXPECT_EQ(lines.back()["stop_reason"], "error");
 }
 
+// The world the loop fingerprints comes from listing the workspace; when the listing fails (the
+// workspace was removed under the run, a permission changed), the run stops with an error that
+// says so instead of fingerprinting a world it could not see.
+TEST_F(LoopTest, AWorkspaceThatCannotBeListedStopsTheRunWithError) {
+  for (int fail_on_call : {1, 2}) {
+    ListPolicy policy({Echo(1), Echo(2), Echo(3)});
+    auto trace = TraceWriter::Open(trace_path_, true);
+    ASSERT_TRUE(trace.ok());
+    LoopOptions options;
+    options.run_id = "run-l";
+    int calls = 0;
+    options.list_files = [&]() -> absl::StatusOr<std::vector<std::string>> {
+      if (++calls == fail_on_call) return absl::NotFoundError("the workspace is gone");
+      return std::vector<std::string>{"a.txt"};
+    };
+    state_ = State{};
+    state_.control.max_steps = 10;
+    state_.control.max_tool_calls = 10;
+    RunSummary s = RunLoop(registry_, policy, state_, &*trace, options);
+    EXPECT_EQ(s.stop_reason, StopReason::kError) << "listing " << fail_on_call;
+    EXPECT_EQ(s.stop_detail, "listing the workspace: the workspace is gone");
+    EXPECT_EQ(s.steps, fail_on_call - 1) << "no step after the failed listing";
+    EXPECT_EQ(TraceLines().back()["stop_detail"], s.stop_detail);
+  }
+}
+
 TEST_F(LoopTest, AKilledRunLeavesOnlyCompleteParsableLines) {
   KillingPolicy policy(3);
   EXPECT_EXIT(
