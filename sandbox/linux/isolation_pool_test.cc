@@ -212,6 +212,46 @@ TEST_F(IsolationPoolTest, ProofsOfTheLayersHoldThroughThePool) {
   }
 }
 
+// The seed applies the capability drop, no_new_privs and Landlock to itself before each run, so
+// they must show in the command itself, in the first pooled run and in one prepared while the
+// first ran. (Listing them in layers_in_force proves nothing; the mount namespace's read-only root
+// also stops a write outside, so Landlock gets a pool of its own below.)
+TEST_F(IsolationPoolTest, TheCommandRunsWithoutCapabilitiesAndWithNoNewPrivs) {
+  SKIP_UNLESS_LAYERS(Layer::kCapabilities, Layer::kNoNewPrivs);
+  IsolationPool pool(All());
+  for (int run = 1; run <= 2; ++run) {
+    absl::StatusOr<RunResult> res = pool.Run(
+        Request({"/bin/sh", "-c", "grep -E '^(CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status"}));
+    ASSERT_TRUE(res.ok()) << res.status();
+    EXPECT_EQ(res->exit_code, 0) << res->err.data;
+    EXPECT_EQ(res->out.data,
+              "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\n"
+              "NoNewPrivs:\t1\n")
+        << "run " << run;
+  }
+}
+
+TEST_F(IsolationPoolTest, LandlockAloneStopsAWriteOutsideTheWorkspace) {
+  SKIP_UNLESS_LAYERS(Layer::kLandlock);
+  IsolationOptions o;
+  o.enabled = {Layer::kLandlock};
+  o.workspace = workspace_;
+  IsolationPool pool(o);
+  const std::string outside = absl::StrCat("/var/tmp/pool-landlock-", getpid());
+  for (int run = 1; run <= 2; ++run) {
+    absl::StatusOr<RunResult> res =
+        pool.Run(Request({"/bin/sh", "-c", absl::StrCat("echo x > ", outside)}));
+    ASSERT_TRUE(res.ok()) << res.status();
+    EXPECT_NE(res->exit_code, 0) << "run " << run;
+    struct stat st;
+    EXPECT_NE(stat(outside.c_str(), &st), 0) << "run " << run << ": the write reached the host";
+    unlink(outside.c_str());
+    absl::StatusOr<RunResult> inside = pool.Run(Request({"/bin/sh", "-c", "echo x > inside.txt"}));
+    ASSERT_TRUE(inside.ok()) << inside.status();
+    EXPECT_EQ(inside->exit_code, 0) << "the workspace itself stays writable: " << inside->err.data;
+  }
+}
+
 TEST_F(IsolationPoolTest, MemoryHogIsKilledAndTheResultSaysSo) {
   SKIP_UNLESS_LAYERS(Layer::kCgroup);
   IsolationOptions o = All();
