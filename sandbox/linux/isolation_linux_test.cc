@@ -7,8 +7,11 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,6 +99,44 @@ TEST_F(IsolationTest, ShellWriteToTmpOutsideTheWorkspaceNeverReachesTheHost) {
     }
   }
   unlink(outside.c_str());
+}
+
+// The lines of /proc/self/mountinfo: one per mount this process sees.
+int CountMounts() {
+  std::ifstream in("/proc/self/mountinfo");
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+// Incident shape: where / is a shared mount (systemd makes it so on most hosts), a mount namespace
+// whose mounts are not made private first propagates every mount the sandbox makes (its private
+// /tmp, the workspace, /proc) back into the host's namespace. This machine's / is private, so the
+// test builds a shared world of its own: a child unshares a mount namespace, marks / rshared, runs
+// the mount layer, and counts its own mounts before and after.
+TEST_F(IsolationTest, MountsTheSandboxMakesDoNotPropagateToASharedHost) {
+  SKIP_UNLESS_LAYERS(Layer::kMountNs);
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a mount namespace of its own";
+  RunRequest r = Request({"/bin/true"});
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(20);
+    if (unshare(CLONE_NEWNS) != 0) _exit(10);
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_SHARED, nullptr) != 0) _exit(11);
+    const int before = CountMounts();
+    absl::StatusOr<RunResult> res = RunIsolated(r, Only({Layer::kMountNs}));
+    if (!res.ok() || res->exit_code != 0) _exit(12);
+    _exit(CountMounts() == before ? 0 : 13);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status);
+  EXPECT_NE(WEXITSTATUS(status), 10) << "unshare(CLONE_NEWNS) failed";
+  EXPECT_NE(WEXITSTATUS(status), 11) << "could not make / shared";
+  EXPECT_NE(WEXITSTATUS(status), 12) << "the run under the mount namespace failed";
+  EXPECT_NE(WEXITSTATUS(status), 13) << "the sandbox's mounts appeared in the parent namespace";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST_F(IsolationTest, LoopbackListenerIsUnreachable) {
