@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -250,6 +251,34 @@ TEST_F(IsolationPoolTest, LandlockAloneStopsAWriteOutsideTheWorkspace) {
     ASSERT_TRUE(inside.ok()) << inside.status();
     EXPECT_EQ(inside->exit_code, 0) << "the workspace itself stays writable: " << inside->err.data;
   }
+}
+
+// This process's children, from every thread's /proc/self/task/<tid>/children.
+std::set<pid_t> OurChildren() {
+  std::set<pid_t> out;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream in(absl::StrCat("/proc/self/task/", e->d_name, "/children"));
+      for (pid_t pid; in >> pid;) out.insert(pid);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+// The seed prepared for the next run holds a process (and, in a pid namespace, a whole tree):
+// destroying the pool must end and reap it, or every agent session leaks one.
+TEST_F(IsolationPoolTest, DestroyingThePoolEndsThePreparedSeed) {
+  const std::set<pid_t> before = OurChildren();
+  {
+    IsolationPool pool(All());
+    absl::StatusOr<RunResult> res = pool.Run(Request({"/bin/true"}));
+    ASSERT_TRUE(res.ok()) << res.status();
+    pool.WaitIdle();
+    EXPECT_GT(OurChildren().size(), before.size()) << "no seed was prepared for the next run";
+  }
+  EXPECT_EQ(OurChildren(), before) << "a seed outlived its pool";
 }
 
 TEST_F(IsolationPoolTest, MemoryHogIsKilledAndTheResultSaysSo) {
