@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -186,6 +188,49 @@ TEST_F(IsolationTest, DoubleForkedDaemonIsGoneWhenRunReturns) {
     EXPECT_TRUE(left.empty()) << LayerName(layer) << ": the daemon outlived the run";
     for (pid_t pid : left) kill(pid, SIGKILL);
   }
+}
+
+// Incident shape: the runner's child that waits for the pid namespace's init is killed on its own
+// (the OOM killer picks it, an operator kills the pid), and the command runs on, unwatched, with
+// nothing left to time it out. The runner's group kill when its child ends reaches init, and init's
+// PR_SET_PDEATHSIG would too; either way the kernel then ends everything in the namespace.
+TEST_F(IsolationTest, KillingTheWaiterEndsEverythingInThePidNamespace) {
+  SKIP_UNLESS_LAYERS(Layer::kPidNs);
+  const std::string token = absl::StrCat("2000.", getpid());
+  auto our_children = [] {
+    std::set<pid_t> out;
+    if (DIR* d = opendir("/proc/self/task")) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        std::ifstream in(absl::StrCat("/proc/self/task/", e->d_name, "/children"));
+        for (pid_t pid; in >> pid;) out.insert(pid);
+      }
+      closedir(d);
+    }
+    return out;
+  };
+  const std::set<pid_t> before = our_children();
+  absl::StatusOr<RunResult> res;
+  std::thread run([&] { res = RunIsolated(Request({"/bin/sleep", token}), Only({Layer::kPidNs})); });
+  std::vector<pid_t> command;
+  for (int i = 0; i < 500 && command.empty(); ++i) {
+    usleep(10000);
+    command = FindProcesses(token);
+  }
+  ASSERT_FALSE(command.empty()) << "the command never started";
+  for (pid_t pid : our_children()) {
+    if (before.count(pid) == 0) kill(pid, SIGKILL);  // The runner's direct child: the waiter.
+  }
+  std::vector<pid_t> left = FindProcesses(token);
+  for (int i = 0; i < 200 && !left.empty(); ++i) {
+    usleep(10000);
+    left = FindProcesses(token);
+  }
+  EXPECT_TRUE(left.empty()) << "the command outlived the waiter of its pid namespace";
+  for (pid_t pid : left) kill(pid, SIGKILL);
+  run.join();
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_EQ(res->term_signal.value_or(0), SIGKILL);
 }
 
 // The subreaper waiter stands in for the command; on a timeout the runner's SIGKILL after the grace
