@@ -253,6 +253,27 @@ TEST_F(IsolationPoolTest, LandlockAloneStopsAWriteOutsideTheWorkspace) {
   }
 }
 
+// A pooled run's command gets its rlimits from the seed, not from the per-run child setup: they
+// must be the request's, exactly as RunIsolated applies them (layers_in_force lists the request's
+// limits either way, so only the command's own /proc/self/limits can tell).
+TEST_F(IsolationPoolTest, TheCommandHasTheRequestsRlimits) {
+  RunRequest r = Request({"/bin/grep", "-E", "^Max (cpu time|file size|open files|core file size)",
+                          "/proc/self/limits"});
+  r.limits.cpu_seconds = 7;
+  r.limits.file_size_bytes = 1 << 20;
+  r.limits.open_files = 77;
+  absl::StatusOr<RunResult> direct = RunIsolated(r, All());
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  ASSERT_EQ(direct->exit_code, 0) << direct->err.data;
+  EXPECT_TRUE(absl::StrContains(direct->out.data, "Max open files            77")) << direct->out.data;
+  IsolationPool pool(All());
+  for (int run = 1; run <= 2; ++run) {
+    absl::StatusOr<RunResult> pooled = pool.Run(r);
+    ASSERT_TRUE(pooled.ok()) << pooled.status();
+    EXPECT_EQ(pooled->out.data, direct->out.data) << "run " << run;
+  }
+}
+
 // This process's children, from every thread's /proc/self/task/<tid>/children.
 std::set<pid_t> OurChildren() {
   std::set<pid_t> out;
