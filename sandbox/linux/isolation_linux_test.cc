@@ -118,7 +118,7 @@ int CountMounts() {
 // the mount layer, and counts its own mounts before and after.
 TEST_F(IsolationTest, MountsTheSandboxMakesDoNotPropagateToASharedHost) {
   SKIP_UNLESS_LAYERS(Layer::kMountNs);
-  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a mount namespace of its own";
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (CAP_SYS_ADMIN) for unshare(CLONE_NEWNS) and a shared /";
   RunRequest r = Request({"/bin/true"});
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -197,19 +197,7 @@ TEST_F(IsolationTest, DoubleForkedDaemonIsGoneWhenRunReturns) {
 TEST_F(IsolationTest, KillingTheWaiterEndsEverythingInThePidNamespace) {
   SKIP_UNLESS_LAYERS(Layer::kPidNs);
   const std::string token = absl::StrCat("2000.", getpid());
-  auto our_children = [] {
-    std::set<pid_t> out;
-    if (DIR* d = opendir("/proc/self/task")) {
-      while (dirent* e = readdir(d)) {
-        if (e->d_name[0] == '.') continue;
-        std::ifstream in(absl::StrCat("/proc/self/task/", e->d_name, "/children"));
-        for (pid_t pid; in >> pid;) out.insert(pid);
-      }
-      closedir(d);
-    }
-    return out;
-  };
-  const std::set<pid_t> before = our_children();
+  const std::set<pid_t> before = OurChildren();
   absl::StatusOr<RunResult> res;
   std::thread run([&] { res = RunIsolated(Request({"/bin/sleep", token}), Only({Layer::kPidNs})); });
   std::vector<pid_t> command;
@@ -218,7 +206,7 @@ TEST_F(IsolationTest, KillingTheWaiterEndsEverythingInThePidNamespace) {
     command = FindProcesses(token);
   }
   ASSERT_FALSE(command.empty()) << "the command never started";
-  for (pid_t pid : our_children()) {
+  for (pid_t pid : OurChildren()) {
     if (before.count(pid) == 0) kill(pid, SIGKILL);  // The runner's direct child: the waiter.
   }
   std::vector<pid_t> left = FindProcesses(token);

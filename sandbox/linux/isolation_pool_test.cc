@@ -274,20 +274,6 @@ TEST_F(IsolationPoolTest, TheCommandHasTheRequestsRlimits) {
   }
 }
 
-// This process's children, from every thread's /proc/self/task/<tid>/children.
-std::set<pid_t> OurChildren() {
-  std::set<pid_t> out;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] == '.') continue;
-      std::ifstream in(absl::StrCat("/proc/self/task/", e->d_name, "/children"));
-      for (pid_t pid; in >> pid;) out.insert(pid);
-    }
-    closedir(d);
-  }
-  return out;
-}
-
 // The seed prepared for the next run holds a process (and, in a pid namespace, a whole tree):
 // destroying the pool must end and reap it, or every agent session leaks one.
 TEST_F(IsolationPoolTest, DestroyingThePoolEndsThePreparedSeed) {

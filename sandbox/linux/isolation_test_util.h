@@ -51,6 +51,20 @@ inline std::vector<pid_t> FindProcesses(const std::string& token) {
   return found;
 }
 
+// This process's children, from every thread's /proc/self/task/<tid>/children.
+inline std::set<pid_t> OurChildren() {
+  std::set<pid_t> out;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream in(absl::StrCat("/proc/self/task/", e->d_name, "/children"));
+      for (pid_t pid; in >> pid;) out.insert(pid);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
 // Whether some entry of `v` starts with `prefix`.
 inline bool Has(const std::vector<std::string>& v, absl::string_view prefix) {
   return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return absl::StartsWith(s, prefix); });
